@@ -1,0 +1,57 @@
+package dev.idemkit.domain;
+
+/**
+ * The one rule every key in idemkit obeys: 1 to 255 visible ASCII characters (0x21..0x7E).
+ *
+ * <p>Visible ASCII keeps keys safe to put in HTTP headers, AMQP properties, SQS attributes, SQL
+ * bind parameters and Redis key names alike; no control character can forge a log line or a key
+ * separator.
+ */
+public final class KeyRules {
+    /** The longest key accepted, in characters. */
+    public static final int MAX_LENGTH = 255;
+
+    private KeyRules() {}
+
+    /**
+     * Checks {@code value} against the key rule.
+     *
+     * @param what the name of the key, used in the error message ("message id", "idempotency key")
+     * @return the value, unchanged
+     * @throws InvalidKeyException naming the broken rule
+     */
+    public static String requireValid(String what, String value) {
+        if (value == null) {
+            throw new InvalidKeyException(what + " is missing (rule: 1.." + MAX_LENGTH + " visible ASCII characters)");
+        }
+        if (value.isEmpty()) {
+            throw new InvalidKeyException(what + " is empty (rule: at least 1 character)");
+        }
+        if (value.length() > MAX_LENGTH) {
+            throw new InvalidKeyException(what + " is " + value.length() + " characters long (rule: at most "
+                    + MAX_LENGTH + ")");
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c < 0x21 || c > 0x7E) {
+                throw new InvalidKeyException(what + " has a non-visible or non-ASCII character 0x"
+                        + Integer.toHexString(c) + " at index " + i + " (rule: visible ASCII 0x21..0x7E only)");
+            }
+        }
+        return value;
+    }
+
+    /** True when {@link #requireValid} would accept the value. */
+    public static boolean isValid(String value) {
+        if (value == null || value.isEmpty() || value.length() > MAX_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c < 0x21 || c > 0x7E) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
