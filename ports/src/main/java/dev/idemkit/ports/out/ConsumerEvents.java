@@ -1,0 +1,21 @@
+package dev.idemkit.ports.out;
+
+import dev.idemkit.domain.ConsumerName;
+import java.time.Duration;
+
+/** Observes the consumer runtime's decisions (for metrics). Must be cheap and must not throw. */
+@FunctionalInterface
+public interface ConsumerEvents {
+
+    /** The decision taken for one delivery. */
+    enum Decision { PROCESSED, DUPLICATE, STALE, RETRIED, DEAD_LETTERED }
+
+    /**
+     * @param storeLatency time spent in the store's guarded step (zero when the store was not reached)
+     */
+    void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency);
+
+    static ConsumerEvents none() {
+        return (c, d, l) -> { };
+    }
+}

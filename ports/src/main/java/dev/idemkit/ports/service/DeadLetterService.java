@@ -1,0 +1,105 @@
+package dev.idemkit.ports.service;
+
+import dev.idemkit.domain.Message;
+import dev.idemkit.domain.MessageId;
+import dev.idemkit.domain.deadletter.AlertPolicy;
+import dev.idemkit.domain.deadletter.AttemptRecord;
+import dev.idemkit.domain.deadletter.DeadLetter;
+import dev.idemkit.domain.deadletter.RedriveAction;
+import dev.idemkit.domain.deadletter.RedriveRequest;
+import dev.idemkit.ports.in.DeadLetters;
+import dev.idemkit.ports.out.Alert;
+import dev.idemkit.ports.out.Alerts;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.DeadLetterEntry;
+import dev.idemkit.ports.out.DeadLetterQueue;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Dead-letter operations over a {@link DeadLetterQueue}: inspection that logs each dead letter with
+ * enough context to diagnose it (origin queue, every attempt's timestamp and error, the reason),
+ * alerting past the threshold, and redrive that needs an approval and skips what the inbox already
+ * processed. Never automatic.
+ */
+public final class DeadLetterService implements DeadLetters {
+    private static final System.Logger LOG = System.getLogger(DeadLetterService.class.getName());
+
+    private final DeadLetterQueue dlq;
+    private final Alerts alerts;
+    private final AlertPolicy policy;
+    private final Clock clock;
+    private final ProcessedKeys processed;
+
+    public DeadLetterService(DeadLetterQueue dlq, Alerts alerts, AlertPolicy policy, Clock clock,
+            ProcessedKeys processed) {
+        this.dlq = Objects.requireNonNull(dlq, "dlq");
+        this.alerts = Objects.requireNonNull(alerts, "alerts");
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.processed = Objects.requireNonNull(processed, "processed");
+    }
+
+    @Override
+    public long depth(String queue) {
+        return dlq.depth(queue);
+    }
+
+    @Override
+    public List<DeadLetterEntry> inspect(String queue, int max) {
+        List<DeadLetterEntry> entries = dlq.peek(queue, max);
+        entries.forEach(DeadLetterService::logEntry);
+        return entries;
+    }
+
+    @Override
+    public Optional<DeadLetterEntry> show(String queue, String deadLetterId) {
+        return dlq.find(queue, deadLetterId);
+    }
+
+    @Override
+    public boolean checkDepth(String queue) {
+        long depth = dlq.depth(queue);
+        if (!policy.shouldAlert(depth)) {
+            return false;
+        }
+        alerts.raise(new Alert(queue, depth, policy.threshold(), "dead-letter queue of " + queue + " holds " + depth
+                + " messages (threshold " + policy.threshold() + ")", clock.now()));
+        return true;
+    }
+
+    @Override
+    public List<RedriveResult> redrive(String queue, RedriveRequest request) {
+        List<RedriveResult> results = new ArrayList<>();
+        for (String id : request.deadLetterIds()) {
+            Optional<DeadLetterEntry> entry = dlq.find(queue, id);
+            if (entry.isEmpty()) {
+                results.add(new RedriveResult(id, RedriveAction.SKIP_NO_ID, false));
+                continue;
+            }
+            Optional<MessageId> messageId = entry.get().deadLetter().original().id();
+            RedriveAction action = RedriveAction.decide(messageId.isPresent(),
+                    messageId.isPresent() && processed.isProcessed(messageId.get()));
+            boolean moved = action == RedriveAction.REPUBLISH && dlq.redrive(queue, id, request.approval());
+            LOG.log(Level.INFO, "redrive dead_letter={0} queue={1} action={2} moved={3} approved_by={4} why=\"{5}\"",
+                    id, queue, action, moved, request.approval().approvedBy(), request.approval().reason());
+            results.add(new RedriveResult(id, action, action != RedriveAction.REPUBLISH || moved));
+        }
+        return results;
+    }
+
+    private static void logEntry(DeadLetterEntry entry) {
+        DeadLetter dl = entry.deadLetter();
+        Message m = dl.original();
+        StringBuilder attempts = new StringBuilder();
+        for (AttemptRecord a : dl.attempts()) {
+            attempts.append(" attempt").append(a.number()).append('=').append(a.at());
+        }
+        LOG.log(Level.WARNING, "dead_letter={0} origin_queue={1} message_id={2} reason=\"{3}\" attempts={4}{5}"
+                + " dead_lettered_at={6}", entry.id(), dl.originQueue(), m.id().map(MessageId::value).orElse("-"),
+                dl.reason(), dl.attempts().size(), attempts, dl.deadLetteredAt());
+    }
+}

@@ -1,0 +1,14 @@
+package dev.idemkit.ports.service;
+
+import dev.idemkit.domain.Message;
+import dev.idemkit.ports.out.UnitOfWork;
+
+/**
+ * The user's business effect for one message, run inside the inbox's unit of work. Throw
+ * {@code NonRetryableException} (or {@code IllegalArgumentException}) for a payload that no retry can
+ * fix; anything else is retried with backoff.
+ */
+@FunctionalInterface
+public interface MessageHandler<U extends UnitOfWork> {
+    void handle(Message message, U work) throws Exception;
+}

@@ -1,0 +1,50 @@
+package dev.idemkit.ports.service;
+
+import dev.idemkit.domain.httpkey.StoredResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/** RFC 9457 {@code application/problem+json} responses for the Idempotency-Key decisions. */
+public final class Problems {
+    public static final String CONTENT_TYPE = "application/problem+json";
+
+    private Problems() {}
+
+    public static StoredResponse badRequest(String detail) {
+        return problem(400, "Bad Request", "invalid-idempotency-key", detail);
+    }
+
+    public static StoredResponse conflict() {
+        return problem(409, "Conflict", "request-in-progress",
+                "A request with this Idempotency-Key is still being processed; retry later.");
+    }
+
+    public static StoredResponse mismatch() {
+        return problem(422, "Unprocessable Content", "idempotency-key-reused",
+                "This Idempotency-Key was already used for a different request (method, path or body).");
+    }
+
+    public static StoredResponse problem(int status, String title, String type, String detail) {
+        String json = "{\"type\":\"https://idemkit.dev/problems/" + type + "\",\"title\":\"" + escape(title)
+                + "\",\"status\":" + status + ",\"detail\":\"" + escape(detail) + "\"}";
+        return new StoredResponse(status, Map.of("Content-Type", CONTENT_TYPE), json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static String escape(String s) {
+        StringBuilder out = new StringBuilder(s.length() + 8);
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.toString();
+    }
+}
