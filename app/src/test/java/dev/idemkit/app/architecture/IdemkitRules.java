@@ -1,0 +1,86 @@
+package dev.idemkit.app.architecture;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.lang.ArchRule;
+
+/**
+ * The rules of DESIGN.md section 1, built for a root package so that the same rule checks the real
+ * code ({@code dev.idemkit}) and the violating fixtures ({@code dev.idemkit.archfixtures}).
+ */
+final class IdemkitRules {
+    private IdemkitRules() {}
+
+    static ArchRule domainUsesJdkOnly(String root) {
+        return classes().that().resideInAPackage(root + ".domain..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", root + ".domain..")
+                .because("the domain jar must be reusable alone: the JDK only (DESIGN.md section 1)");
+    }
+
+    static ArchRule domainDoesNoIoNorClockNorRandomness(String root) {
+        return noClasses().that().resideInAPackage(root + ".domain..")
+                .should().dependOnClassesThat().resideInAnyPackage("java.io..", "java.net..", "java.sql..",
+                        "java.nio.file..", "java.nio.channels..", "java.util.logging..", "java.util.concurrent..")
+                .orShould().callMethod(java.time.Instant.class, "now")
+                .orShould().callMethod(System.class, "currentTimeMillis")
+                .orShould().callMethod(System.class, "nanoTime")
+                .orShould().callMethod(Math.class, "random")
+                .orShould().callConstructor(java.util.Random.class)
+                .orShould().dependOnClassesThat().areAssignableTo(java.util.Random.class)
+                .because("the domain decides; time and randomness are passed in and I/O belongs to adapters");
+    }
+
+    static ArchRule portsUseDomainAndJdkOnly(String root) {
+        return classes().that().resideInAPackage(root + ".ports..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", root + ".domain..", root + ".ports..")
+                .because("ports name no technology: domain and the JDK only (DESIGN.md section 1)");
+    }
+
+    static ArchRule layers(String root) {
+        return layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .withOptionalLayers(true)
+                .layer("Domain").definedBy(root + ".domain..")
+                .layer("Ports").definedBy(root + ".ports..")
+                .layer("Adapters").definedBy(root + ".adapters..")
+                .layer("App").definedBy(root + ".app..")
+                .whereLayer("App").mayNotBeAccessedByAnyLayer()
+                .whereLayer("Adapters").mayOnlyBeAccessedByLayers("App")
+                .whereLayer("Ports").mayOnlyBeAccessedByLayers("Adapters", "App")
+                .whereLayer("Domain").mayOnlyBeAccessedByLayers("Ports", "Adapters", "App")
+                .because("domain <- ports <- adapters <- app (DESIGN.md section 1)");
+    }
+
+    static ArchRule adaptersAreIndependent(String root) {
+        return slices().matching(root + ".adapters.(*)..").namingSlices("adapter $1")
+                .should().notDependOnEachOther()
+                .because("no adapter depends on another adapter (DESIGN.md section 1)");
+    }
+
+    static ArchRule adaptersDoNotKnowTheApp(String root) {
+        return noClasses().that().resideInAPackage(root + ".adapters..")
+                .should().dependOnClassesThat().resideInAPackage(root + ".app..")
+                .because("adapters are wired by app, never the other way round");
+    }
+
+    static ArchRule noPackageCycles(String root) {
+        return slices().matching(root + ".(**)").should().beFreeOfCycles()
+                .because("package cycles make modules impossible to split");
+    }
+
+    static ArchRule adapterClassesNamedOnlyInTheirModuleAndApp(String root) {
+        return noClasses().that().resideOutsideOfPackages(root + ".adapters..", root + ".app..")
+                .should().dependOnClassesThat().resideInAPackage(root + ".adapters..")
+                .because("only app assembles adapters; the core sees ports");
+    }
+
+    /** A technology's packages may be named only inside its adapter. */
+    static ArchRule technologyConfined(String root, String adapter, String... technologyPackages) {
+        return noClasses().that().resideInAPackage(root + "..")
+                .and().resideOutsideOfPackage(root + ".adapters." + adapter + "..")
+                .should().dependOnClassesThat().resideInAnyPackage(technologyPackages)
+                .because(String.join(", ", technologyPackages) + " belong to adapters-" + adapter + " alone");
+    }
+}

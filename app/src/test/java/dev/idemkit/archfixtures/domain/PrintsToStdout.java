@@ -1,0 +1,8 @@
+package dev.idemkit.archfixtures.domain;
+
+/** Violates "libraries do not print". */
+public class PrintsToStdout {
+    public void shout() {
+        System.out.println("decided");
+    }
+}
