@@ -1,0 +1,178 @@
+package dev.idemkit.adapters.postgres;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idemkit.ports.out.Effect;
+import dev.idemkit.ports.out.EffectFailedException;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.EntityManagerFactory;
+import jakarta.persistence.PersistenceUnitTransactionType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.hibernate.cfg.AvailableSettings;
+import org.hibernate.jpa.HibernatePersistenceConfiguration;
+import org.hibernate.tool.schema.Action;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * idemkit's PostgreSQL stack without any framework: a HikariCP pool (auto-commit off), idemkit's
+ * Flyway migrations ({@code classpath:db/migration/idemkit}, history table {@code
+ * idemkit_schema_history}) applied to the configured schema, and a Hibernate 7 entity manager factory
+ * over the caller's entity classes (validated against the schema, or not checked). Owns and closes
+ * what it created. Thread-safe.
+ */
+public final class PostgresDatabase implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresDatabase.class);
+    static final String IDEMKIT_MIGRATIONS = "classpath:db/migration/idemkit";
+
+    /** Whether Hibernate checks the caller's entities against the tables at start-up. */
+    public enum SchemaCheck { VALIDATE, NONE }
+
+    private final DataSource dataSource;
+    private final AutoCloseable ownedPool;
+    private final EntityManagerFactory emf;
+    private final String schema;
+
+    private PostgresDatabase(DataSource dataSource, AutoCloseable ownedPool, EntityManagerFactory emf, String schema) {
+        this.dataSource = dataSource;
+        this.ownedPool = ownedPool;
+        this.emf = emf;
+        this.schema = schema;
+    }
+
+    /** Starts a configuration; nothing connects before {@link Builder#start()}. */
+    public static Builder builder(PostgresSettings settings) {
+        return new Builder(settings);
+    }
+
+    /**
+     * A pool for the settings: auto-commit off (Hibernate is told so), search path set to the schema.
+     * {@link Builder#start()} makes one unless given a data source.
+     */
+    public static HikariDataSource createPool(PostgresSettings s) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(s.url());
+        c.setUsername(s.user());
+        c.setPassword(s.password());
+        c.setSchema(s.schema());
+        c.setMaximumPoolSize(s.poolSize());
+        c.setAutoCommit(false);
+        c.setPoolName("idemkit-pg-" + s.schema());
+        return new HikariDataSource(c);
+    }
+
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    public EntityManagerFactory entityManagerFactory() {
+        return emf;
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    /**
+     * Runs {@code work} in one transaction and commits it; rolls back when it throws or marked the
+     * unit of work rollback-only. The effect's exceptions come back as they are (checked ones wrapped
+     * in {@link EffectFailedException}); a failing commit as a StoreUnavailableException.
+     */
+    public <R> R inTransaction(Effect<? super JpaUnitOfWork, R> work) {
+        return Transactions.run(emf, "transaction", unit -> Transactions.effect(work, unit));
+    }
+
+    @Override
+    public void close() {
+        emf.close();
+        if (ownedPool != null) {
+            try {
+                ownedPool.close();
+            } catch (Exception e) {
+                LOG.warn("closing the pool failed: {}", e.toString());
+            }
+        }
+    }
+
+    /** Options for {@link PostgresDatabase}. */
+    public static final class Builder {
+        private final PostgresSettings settings;
+        private final List<Class<?>> entities = new ArrayList<>();
+        private final List<String> userMigrations = new ArrayList<>();
+        private SchemaCheck check = SchemaCheck.VALIDATE;
+        private DataSource external;
+
+        private Builder(PostgresSettings settings) {
+            this.settings = Objects.requireNonNull(settings, "settings");
+        }
+
+        /** The caller's JPA entity classes (idemkit brings none of its own). */
+        public Builder entities(Class<?>... classes) {
+            entities.addAll(List.of(classes));
+            return this;
+        }
+
+        public Builder schemaCheck(SchemaCheck c) {
+            this.check = Objects.requireNonNull(c, "check");
+            return this;
+        }
+
+        /** The caller's own Flyway locations, applied after idemkit's with the default history table. */
+        public Builder userMigrations(String... locations) {
+            userMigrations.addAll(List.of(locations));
+            return this;
+        }
+
+        /** Use this data source (auto-commit off, search path on the schema) instead of creating a pool; not closed by us. */
+        public Builder dataSource(DataSource ds) {
+            this.external = Objects.requireNonNull(ds, "dataSource");
+            return this;
+        }
+
+        public PostgresDatabase start() {
+            HikariDataSource owned = external == null ? createPool(settings) : null;
+            DataSource ds = external == null ? owned : external;
+            try {
+                migrate(ds, IDEMKIT_MIGRATIONS, "idemkit_schema_history");
+                if (!userMigrations.isEmpty()) {
+                    migrate(ds, userMigrations.toArray(String[]::new), "flyway_schema_history");
+                }
+                EntityManagerFactory emf = new HibernatePersistenceConfiguration("idemkit-" + settings.schema())
+                        .managedClasses(entities)
+                        .transactionType(PersistenceUnitTransactionType.RESOURCE_LOCAL)
+                        .property(AvailableSettings.JAKARTA_NON_JTA_DATASOURCE, ds)
+                        .property(AvailableSettings.CONNECTION_PROVIDER_DISABLES_AUTOCOMMIT, true)
+                        .property(AvailableSettings.DEFAULT_SCHEMA, settings.schema())
+                        .schemaToolingAction(check == SchemaCheck.VALIDATE ? Action.VALIDATE : Action.NONE)
+                        .createEntityManagerFactory();
+                LOG.info("postgres ready: {} entities={} check={}", settings, entities.size(), check);
+                return new PostgresDatabase(ds, owned, emf, settings.schema());
+            } catch (RuntimeException e) {
+                if (owned != null) {
+                    owned.close();
+                }
+                throw e;
+            }
+        }
+
+        private void migrate(DataSource ds, String location, String table) {
+            migrate(ds, new String[] {location}, table);
+        }
+
+        private void migrate(DataSource ds, String[] locations, String table) {
+            var result = Flyway.configure().dataSource(ds).schemas(settings.schema())
+                    .defaultSchema(settings.schema()).createSchemas(true).locations(locations).table(table)
+                    .load().migrate();
+            LOG.info("migrations {} applied to schema {}: {}", String.join(",", locations), settings.schema(),
+                    result.migrationsExecuted);
+        }
+    }
+
+    EntityManager newEntityManager() {
+        return emf.createEntityManager();
+    }
+}

@@ -1,0 +1,149 @@
+package dev.idemkit.adapters.postgres;
+
+import dev.idemkit.domain.Fingerprint;
+import dev.idemkit.domain.inbox.Inbox;
+import dev.idemkit.domain.inbox.InboxDelivery;
+import dev.idemkit.domain.inbox.InboxKey;
+import dev.idemkit.ports.out.Effect;
+import dev.idemkit.ports.out.Guarantee;
+import dev.idemkit.ports.out.Guarded;
+import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.StoreUnavailableException;
+import dev.idemkit.domain.Outcome;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The inbox on PostgreSQL, table {@code processed_messages} keyed by (consumer, message_id).
+ *
+ * <p>Atomic step: {@code INSERT INTO processed_messages ... ON CONFLICT DO NOTHING} in the same
+ * transaction as the effect. One row inserted: the effect runs through the same {@link JpaUnitOfWork}
+ * and both commit together. Zero rows: the primary key already holds the key (a concurrent insert of
+ * the same key waits for the first transaction and then conflicts), so the stored fingerprint is read
+ * in the same transaction and {@code Inbox.decide} tells a duplicate from a reused id. An effect that
+ * throws rolls the key back too. Never a read before the write. Thread-safe.
+ */
+public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresInboxStore.class);
+    private static final int KEY_VANISHED_RETRIES = 3;
+
+    static final String INSERT_KEY = """
+            INSERT INTO processed_messages (consumer, message_id, fingerprint)
+            VALUES (?, ?, ?)
+            ON CONFLICT DO NOTHING
+            """;
+    static final String SELECT_FINGERPRINT = """
+            SELECT fingerprint FROM processed_messages WHERE consumer = ? AND message_id = ?
+            """;
+
+    private final PostgresDatabase db;
+
+    public PostgresInboxStore(PostgresDatabase db) {
+        this.db = Objects.requireNonNull(db, "db");
+    }
+
+    @Override
+    public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint, Effect<? super JpaUnitOfWork, R> effect) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(fingerprint, "fingerprint");
+        Objects.requireNonNull(effect, "effect");
+        for (int attempt = 1; attempt <= KEY_VANISHED_RETRIES; attempt++) {
+            Guarded<R> result = Transactions.run(db.entityManagerFactory(), "inbox insert", unit -> {
+                Connection c = unit.rawConnection();
+                if (insertKey(c, key, fingerprint)) {
+                    return Guarded.processed(Transactions.effect(effect, unit));
+                }
+                Optional<Fingerprint> recorded = fingerprint(c, key);
+                // empty: retention purged the key between our insert and our read; insert again
+                return recorded.isEmpty() ? null : Guarded.<R>of(Inbox.decide(recorded, fingerprint));
+            });
+            if (result != null) {
+                log(key, result.outcome());
+                return result;
+            }
+        }
+        throw new StoreUnavailableException("inbox key " + key + " kept conflicting yet vanishing (purged concurrently)", null);
+    }
+
+    /**
+     * Many deliveries in ONE transaction: one multi-row insert of their keys, then {@code effect} once
+     * with the deliveries that were new (first occurrence of each key, ordered by key so that
+     * concurrent batches lock in the same order). The effect throwing rolls back the whole batch.
+     *
+     * @return one outcome per delivery, in input order
+     */
+    public List<Outcome> runBatch(List<InboxDelivery> deliveries, BatchEffect effect) {
+        Objects.requireNonNull(effect, "effect");
+        InboxBatch batch = new InboxBatch(deliveries);
+        if (deliveries.isEmpty()) {
+            return List.of();
+        }
+        List<Outcome> outcomes = Transactions.run(db.entityManagerFactory(), "inbox batch insert", unit -> {
+            Connection c = unit.rawConnection();
+            batch.insert(c);
+            batch.readStored(c);
+            List<InboxDelivery> fresh = batch.fresh();
+            if (!fresh.isEmpty()) {
+                Transactions.effect(work -> {
+                    effect.run(work, fresh);
+                    return null;
+                }, unit);
+            }
+            return batch.outcomes();
+        });
+        LOG.debug("inbox batch of {}: {} new", deliveries.size(), outcomes.stream().filter(Outcome::effectRan).count());
+        return outcomes;
+    }
+
+    @Override
+    public Optional<Fingerprint> recorded(InboxKey key) {
+        Objects.requireNonNull(key, "key");
+        return Sql.inTransaction(db.dataSource(), "inbox read", c -> fingerprint(c, key));
+    }
+
+    @Override
+    public Guarantee guarantee() {
+        return Guarantee.EXACTLY_ONCE_EFFECT;
+    }
+
+    private static boolean insertKey(Connection c, InboxKey key, Fingerprint fingerprint) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSERT_KEY)) {
+            ps.setString(1, key.consumer().value());
+            ps.setString(2, key.messageId().value());
+            ps.setString(3, fingerprint.hex());
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    private static Optional<Fingerprint> fingerprint(Connection c, InboxKey key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(SELECT_FINGERPRINT)) {
+            ps.setString(1, key.consumer().value());
+            ps.setString(2, key.messageId().value());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(new Fingerprint(rs.getString(1))) : Optional.empty();
+            }
+        }
+    }
+
+    private static void log(InboxKey key, Outcome outcome) {
+        if (outcome instanceof Outcome.Rejected r) {
+            LOG.warn("inbox consumer={} message_id={} decision=rejected reason=\"{}\"", key.consumer(), key.messageId(),
+                    r.reason());
+        } else {
+            LOG.debug("inbox consumer={} message_id={} decision={}", key.consumer(), key.messageId(), outcome);
+        }
+    }
+
+    /** The effect of a batch: receives the unit of work and the deliveries that were new. */
+    @FunctionalInterface
+    public interface BatchEffect {
+        void run(JpaUnitOfWork work, List<InboxDelivery> fresh) throws Exception;
+    }
+}

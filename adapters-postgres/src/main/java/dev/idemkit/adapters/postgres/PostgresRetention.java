@@ -1,0 +1,84 @@
+package dev.idemkit.adapters.postgres;
+
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deletes processed inbox keys older than their TTL and expired Idempotency-Key records, in bounded
+ * batches, each batch its own short transaction: no table lock, no unbounded DELETE, writers never
+ * wait long. Meant to be called by the application's scheduler. Thread-safe.
+ *
+ * <p>One batch: {@code DELETE FROM processed_messages WHERE ctid IN (SELECT ctid ... WHERE processed_at
+ * < cutoff LIMIT n FOR UPDATE SKIP LOCKED)}, served by the index on {@code processed_at}.
+ */
+public final class PostgresRetention {
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresRetention.class);
+
+    static final String PURGE_PROCESSED = """
+            DELETE FROM processed_messages
+            WHERE ctid IN (
+                SELECT ctid FROM processed_messages
+                WHERE processed_at < ?
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED)
+              AND processed_at < ?
+            """;
+
+    /** How many rows one run deleted. */
+    public record Report(long processedMessages, long idempotencyRecords) {}
+
+    private final PostgresDatabase db;
+    private final PostgresIdempotencyRecords records;
+
+    public PostgresRetention(PostgresDatabase db) {
+        this.db = Objects.requireNonNull(db, "db");
+        this.records = new PostgresIdempotencyRecords(db);
+    }
+
+    /**
+     * Deletes inbox keys processed before {@code now - inboxTtl} and records expired at {@code now},
+     * {@code batchSize} rows per transaction, at most {@code maxBatches} batches of each kind.
+     */
+    public Report purge(Instant now, Duration inboxTtl, int batchSize, int maxBatches) {
+        Objects.requireNonNull(now, "now");
+        Objects.requireNonNull(inboxTtl, "inboxTtl");
+        if (batchSize < 1 || maxBatches < 1 || inboxTtl.isNegative()) {
+            throw new IllegalArgumentException("batch size and max batches must be positive and the TTL not negative");
+        }
+        long processed = 0;
+        for (int i = 0; i < maxBatches; i++) {
+            int n = purgeProcessedBatch(now.minus(inboxTtl), batchSize);
+            processed += n;
+            if (n < batchSize) {
+                break;
+            }
+        }
+        long expired = 0;
+        for (int i = 0; i < maxBatches; i++) {
+            int n = records.purgeExpired(now, batchSize);
+            expired += n;
+            if (n < batchSize) {
+                break;
+            }
+        }
+        LOG.info("retention deleted processed_messages={} idempotency_records={} (inbox ttl {})", processed, expired,
+                inboxTtl);
+        return new Report(processed, expired);
+    }
+
+    /** Deletes up to {@code batchSize} inbox keys processed before {@code cutoff}; returns how many. */
+    public int purgeProcessedBatch(Instant cutoff, int batchSize) {
+        return Sql.inTransaction(db.dataSource(), "inbox retention", c -> {
+            try (PreparedStatement ps = c.prepareStatement(PURGE_PROCESSED)) {
+                Sql.setInstant(ps, 1, cutoff);
+                ps.setInt(2, batchSize);
+                Sql.setInstant(ps, 3, cutoff);
+                return ps.executeUpdate();
+            }
+        });
+    }
+}
