@@ -1,0 +1,34 @@
+package dev.idemkit.adapters.redis;
+
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.ClusterServersConfig;
+import org.redisson.config.Config;
+import org.redisson.config.SingleServerConfig;
+
+/** Builds the Redisson client the stores share: single server or cluster, {@code StringCodec} (never Kryo), script cache on. */
+public final class RedisClients {
+    private RedisClients() {}
+
+    /** A connected client; the caller shuts it down. */
+    public static RedissonClient create(RedisSettings settings) {
+        Config config = new Config();
+        config.setCodec(StringCodec.INSTANCE);
+        config.setUseScriptCache(true);
+        if (!settings.password().isEmpty()) {
+            config.setPassword(settings.password());
+        }
+        if (settings.topology() == RedisSettings.Topology.CLUSTER) {
+            ClusterServersConfig cluster = config.useClusterServers();
+            settings.addresses().forEach(cluster::addNodeAddress);
+        } else {
+            SingleServerConfig single = config.useSingleServer();
+            single.setAddress(settings.addresses().get(0));
+            single.setDatabase(settings.database());
+            single.setConnectionPoolSize(64);
+            single.setConnectionMinimumIdleSize(8);
+        }
+        return Redisson.create(config);
+    }
+}
