@@ -1,0 +1,56 @@
+package dev.idemkit.adapters.sqs;
+
+import dev.idemkit.domain.deadletter.AttemptHistory;
+import dev.idemkit.domain.deadletter.AttemptRecord;
+import dev.idemkit.domain.deadletter.DeadLetter;
+import dev.idemkit.ports.out.DeadLetterEntry;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Map;
+import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
+
+/**
+ * Reads a DLQ message back into a {@link DeadLetter}. Messages that SQS moved by itself (the native
+ * redrive policy) carry none of idemkit's attributes: their reason says so, their attempts are
+ * unknown (empty) and their dead-letter time is approximated by the send time.
+ */
+final class SqsDeadLetters {
+    static final String NATIVE_REASON = "moved by the queue's SQS redrive policy (maxReceiveCount reached);"
+            + " no handler decided it";
+
+    private SqsDeadLetters() {}
+
+    static DeadLetterEntry entry(String queue, Message m) {
+        Map<String, MessageAttributeValue> a = m.messageAttributes();
+        String origin = SqsWire.string(a, SqsWire.ORIGIN_QUEUE);
+        dev.idemkit.domain.Message original = new dev.idemkit.domain.Message(SqsWire.string(a, SqsWire.MESSAGE_ID),
+                SqsWire.decodeBody(m.body(), a), SqsWire.headers(a), origin == null ? queue : origin);
+        String reason = SqsWire.string(a, SqsWire.REASON);
+        return new DeadLetterEntry(m.messageId(), new DeadLetter(original,
+                reason == null || reason.isBlank() ? NATIVE_REASON : reason, attempts(a), deadLetteredAt(m)));
+    }
+
+    private static List<AttemptRecord> attempts(Map<String, MessageAttributeValue> a) {
+        try {
+            return AttemptHistory.decode(SqsWire.string(a, SqsWire.ATTEMPTS));
+        } catch (IllegalArgumentException unreadable) {
+            return List.of();
+        }
+    }
+
+    private static Instant deadLetteredAt(Message m) {
+        String at = SqsWire.string(m.messageAttributes(), SqsWire.DEAD_LETTERED_AT);
+        if (at != null) {
+            try {
+                return Instant.parse(at);
+            } catch (DateTimeParseException ignored) {
+                // falls back to the send time
+            }
+        }
+        String sent = m.attributes().get(MessageSystemAttributeName.SENT_TIMESTAMP);
+        return sent == null ? Instant.EPOCH : Instant.ofEpochMilli(Long.parseLong(sent));
+    }
+}

@@ -1,0 +1,165 @@
+package dev.idemkit.adapters.sqs;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+
+/**
+ * The attribute layout of an idemkit message on SQS.
+ *
+ * <ul>
+ *   <li>{@code message_id}: the idempotency key. SQS's own MessageId is assigned by the broker on
+ *       every send, so it cannot be the producer's key.</li>
+ *   <li>each header as one String attribute of the same name, while the message stays within SQS's
+ *       10 attributes; past that, all headers travel packed as a JSON object in {@code x-idemkit-headers}.</li>
+ *   <li>{@code x-idemkit-body-encoding=base64} when the body is not text SQS accepts (valid UTF-8
+ *       without forbidden characters); the body is then Base64 text.</li>
+ *   <li>dead letters add {@code x-idemkit-origin-queue}, {@code x-idemkit-reason},
+ *       {@code x-idemkit-attempts} ({@code AttemptHistory} encoding) and {@code x-idemkit-dead-lettered-at}.</li>
+ * </ul>
+ */
+final class SqsWire {
+    static final String MESSAGE_ID = "message_id";
+    static final String HEADERS = "x-idemkit-headers";
+    static final String BODY_ENCODING = "x-idemkit-body-encoding";
+    static final String ORIGIN_QUEUE = "x-idemkit-origin-queue";
+    static final String REASON = "x-idemkit-reason";
+    static final String ATTEMPTS = "x-idemkit-attempts";
+    static final String DEAD_LETTERED_AT = "x-idemkit-dead-lettered-at";
+    static final String APPROVED_BY = "x-idemkit-redrive-approved-by";
+    static final String APPROVAL_REASON = "x-idemkit-redrive-reason";
+    static final int MAX_ATTRIBUTES = 10;
+
+    /** Attributes that are idemkit's bookkeeping, never user headers. */
+    static final Set<String> RESERVED = Set.of(MESSAGE_ID, HEADERS, BODY_ENCODING, ORIGIN_QUEUE, REASON, ATTEMPTS,
+            DEAD_LETTERED_AT);
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private SqsWire() {}
+
+    /** A body as SQS text, with whether it had to be Base64-encoded. */
+    record Body(String text, boolean base64) {}
+
+    static Body encodeBody(byte[] body) {
+        try {
+            String text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body)).toString();
+            if (sqsAccepts(text)) {
+                return new Body(text, false);
+            }
+        } catch (CharacterCodingException notUtf8) {
+            // falls through to Base64
+        }
+        return new Body(Base64.getEncoder().encodeToString(body), true);
+    }
+
+    static byte[] decodeBody(String text, Map<String, MessageAttributeValue> attributes) {
+        MessageAttributeValue enc = attributes.get(BODY_ENCODING);
+        if (enc != null && "base64".equals(enc.stringValue())) {
+            return Base64.getDecoder().decode(text);
+        }
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** SQS message text: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF. */
+    private static boolean sqsAccepts(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            boolean ok = c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xFFFD && c != 0xFFFE);
+            if (!ok) {
+                return false;
+            }
+            if (Character.isSurrogate(c)) {
+                if (!Character.isHighSurrogate(c) || i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
+                    return false;
+                }
+                i++;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The attributes for a message: its id, its headers (one attribute each, or packed when they would
+     * not fit beside {@code extras}), the body encoding flag, and {@code extras}.
+     */
+    static Map<String, MessageAttributeValue> encode(String rawId, Map<String, String> headers, boolean base64,
+            Map<String, String> extras) {
+        Map<String, MessageAttributeValue> out = new LinkedHashMap<>();
+        if (rawId != null && !rawId.isEmpty()) {
+            out.put(MESSAGE_ID, text(rawId));
+        }
+        if (base64) {
+            out.put(BODY_ENCODING, text("base64"));
+        }
+        extras.forEach((k, v) -> out.put(k, text(v)));
+        boolean fits = out.size() + headers.size() <= MAX_ATTRIBUTES
+                && headers.keySet().stream().allMatch(SqsWire::isPlainAttributeName);
+        if (fits) {
+            headers.forEach((k, v) -> out.put(k, text(v)));
+        } else if (!headers.isEmpty()) {
+            try {
+                out.put(HEADERS, text(JSON.writeValueAsString(new TreeMap<>(headers))));
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("a map of strings always serialises", e);
+            }
+        }
+        return out;
+    }
+
+    /** The user headers of a received message: every non-reserved String attribute, plus the packed ones. */
+    static Map<String, String> headers(Map<String, MessageAttributeValue> attributes) {
+        Map<String, String> headers = new HashMap<>();
+        attributes.forEach((k, v) -> {
+            if (!RESERVED.contains(k) && v.stringValue() != null) {
+                headers.put(k, v.stringValue());
+            }
+        });
+        MessageAttributeValue packed = attributes.get(HEADERS);
+        if (packed != null && packed.stringValue() != null) {
+            try {
+                headers.putAll(JSON.readValue(packed.stringValue(), new TypeReference<Map<String, String>>() { }));
+            } catch (JsonProcessingException e) {
+                headers.put(HEADERS, packed.stringValue());
+            }
+        }
+        return headers;
+    }
+
+    static String string(Map<String, MessageAttributeValue> attributes, String name) {
+        MessageAttributeValue v = attributes.get(name);
+        return v == null ? null : v.stringValue();
+    }
+
+    static MessageAttributeValue text(String value) {
+        return MessageAttributeValue.builder().dataType("String").stringValue(value).build();
+    }
+
+    /** SQS attribute names: letters, digits, '_', '-', '.', at most 256, not starting with AWS./Amazon. */
+    static boolean isPlainAttributeName(String name) {
+        if (name.isEmpty() || name.length() > 256 || name.startsWith(".") || name.endsWith(".") || name.contains("..")
+                || name.regionMatches(true, 0, "AWS.", 0, 4) || name.regionMatches(true, 0, "Amazon.", 0, 7)
+                || RESERVED.contains(name)) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!(Character.isLetterOrDigit(c) && c < 128) && c != '_' && c != '-' && c != '.') {
+                return false;
+            }
+        }
+        return true;
+    }
+}
