@@ -1,0 +1,186 @@
+package dev.idemkit.adapters.rabbit;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import dev.idemkit.ports.out.TransportException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Publishes to the default exchange with publisher confirms and {@code mandatory}: a call returns only
+ * when the broker confirmed the message into its queue, and fails with {@link TransportException} on a
+ * nack, a return (no such queue), a closed channel or the timeout.
+ *
+ * <p>A small pool of confirm-mode channels, each used by one thread at a time for the write only; the
+ * wait for the confirm happens outside the pool, so concurrent callers pipeline instead of queueing.
+ * Returns are matched to their publish through a header carrying the channel's sequence number.
+ */
+final class ConfirmingPublisher implements AutoCloseable {
+    /** Internal: matches a basic.return to its publish; never shown to handlers. */
+    static final String PUBLISH_TAG = "x-idemkit-publish-tag";
+
+    private final Connection connection;
+    private final Duration timeout;
+    private final BlockingQueue<ConfirmChannel> idle;
+
+    ConfirmingPublisher(Connection connection, int channels, Duration timeout) {
+        this.connection = connection;
+        this.timeout = timeout;
+        this.idle = new ArrayBlockingQueue<>(channels);
+        for (int i = 0; i < channels; i++) {
+            idle.add(new ConfirmChannel(null));
+        }
+    }
+
+    /** Publishes {@code body} to queue {@code routingKey}; returns when the broker confirmed it. */
+    void publish(String routingKey, AMQP.BasicProperties props, byte[] body) {
+        Pending pending;
+        ConfirmChannel slot = borrow();
+        try {
+            pending = slot.send(routingKey, props, body);
+        } catch (IOException | RuntimeException e) {
+            throw new TransportException("publish to " + routingKey + " failed: " + e.getMessage(), e);
+        } finally {
+            idle.add(slot);
+        }
+        try {
+            pending.future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            pending.owner.remove(pending.seq);
+            throw new TransportException("publish to " + routingKey + " not confirmed within " + timeout.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof TransportException t ? t
+                    : new TransportException("publish to " + routingKey + " failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while waiting for the confirm of a publish to " + routingKey, e);
+        }
+    }
+
+    private ConfirmChannel borrow() {
+        ConfirmChannel slot;
+        try {
+            slot = idle.take();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while waiting for a publishing channel", e);
+        }
+        try {
+            slot.ensureOpen();
+            return slot;
+        } catch (IOException | RuntimeException e) {
+            idle.add(slot);
+            throw new TransportException("cannot open a publishing channel: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        for (ConfirmChannel slot : idle) {
+            slot.close();
+        }
+    }
+
+    private record Pending(ConfirmChannel owner, long seq, CompletableFuture<Void> future) {}
+
+    /** One confirm-mode channel and the publishes it still waits confirms for. */
+    private final class ConfirmChannel {
+        private final ConcurrentNavigableMap<Long, CompletableFuture<Void>> waiting = new ConcurrentSkipListMap<>();
+        private Channel channel;
+
+        ConfirmChannel(Channel channel) {
+            this.channel = channel;
+        }
+
+        /** Opens a channel when there is none or the broker closed it (a channel error is not auto-recovered). */
+        void ensureOpen() throws IOException {
+            if (channel != null && channel.isOpen()) {
+                return;
+            }
+            failAll("channel closed before the broker confirmed");
+            Channel ch = connection.createChannel();
+            ch.confirmSelect();
+            ch.addConfirmListener((seq, multiple) -> settle(seq, multiple, null),
+                    (seq, multiple) -> settle(seq, multiple, "the broker nacked the publish"));
+            ch.addReturnListener(r -> {
+                Object tag = r.getProperties().getHeaders() == null ? null : r.getProperties().getHeaders().get(PUBLISH_TAG);
+                CompletableFuture<Void> f = tag == null ? null : waiting.get(Long.parseLong(tag.toString()));
+                if (f != null) {
+                    f.completeExceptionally(new TransportException("unroutable: no queue " + r.getRoutingKey()
+                            + " (" + r.getReplyText() + ")"));
+                }
+            });
+            ch.addShutdownListener(cause -> failAll("channel closed before the broker confirmed: " + cause.getMessage()));
+            channel = ch;
+        }
+
+        Pending send(String routingKey, AMQP.BasicProperties props, byte[] body) throws IOException {
+            long seq = channel.getNextPublishSeqNo();
+            Map<String, Object> headers = props.getHeaders() == null ? new HashMap<>() : new HashMap<>(props.getHeaders());
+            headers.put(PUBLISH_TAG, Long.toString(seq));
+            CompletableFuture<Void> future = new CompletableFuture<>();
+            waiting.put(seq, future);
+            try {
+                channel.basicPublish("", routingKey, true, props.builder().headers(headers).build(), body);
+            } catch (IOException | RuntimeException e) {
+                waiting.remove(seq);
+                throw e;
+            }
+            return new Pending(this, seq, future);
+        }
+
+        void remove(long seq) {
+            waiting.remove(seq);
+        }
+
+        private void settle(long seq, boolean multiple, String failure) {
+            Map<Long, CompletableFuture<Void>> done = multiple ? waiting.headMap(seq, true) : sub(seq);
+            for (CompletableFuture<Void> f : done.values()) {
+                if (failure == null) {
+                    f.complete(null);
+                } else {
+                    f.completeExceptionally(new TransportException(failure));
+                }
+            }
+            done.clear();
+        }
+
+        private Map<Long, CompletableFuture<Void>> sub(long seq) {
+            return waiting.subMap(seq, true, seq, true);
+        }
+
+        private void failAll(String why) {
+            settleAll(new TransportException(why));
+        }
+
+        private void settleAll(TransportException failure) {
+            for (Long seq : waiting.keySet()) {
+                CompletableFuture<Void> f = waiting.remove(seq);
+                if (f != null) {
+                    f.completeExceptionally(failure);
+                }
+            }
+        }
+
+        void close() {
+            try {
+                if (channel != null && channel.isOpen()) {
+                    channel.close();
+                }
+            } catch (IOException | TimeoutException | RuntimeException ignored) {
+                // closing anyway; the connection close that follows releases everything
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package dev.idemkit.adapters.rabbit;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
+import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.AttemptHistory;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.DeadLetterEntry;
+import dev.idemkit.ports.out.DeadLetterQueue;
+import dev.idemkit.ports.out.TransportException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The dead-letter queue {@code Q.dlq} of a work queue {@code Q}.
+ *
+ * <p>Depth is a passive declare (messages ready; a DLQ that does not exist yet holds 0). Reading
+ * without losing: on a private channel, {@code basic.get} without auto-ack takes messages one by one,
+ * then the channel is closed, which returns every one of them unacknowledged; RabbitMQ puts requeued
+ * messages back at their original position in a classic queue, so the order survives. While a read
+ * is running those messages are invisible to other readers of the DLQ, and afterwards they carry the
+ * redelivered flag. Reads and redrives of one instance are serialised.
+ *
+ * <p>Redrive: the chosen message is republished to its origin queue with a fresh attempt count and
+ * the approval headers ({@code x-idemkit-redrive-approved-by}, {@code -reason}, {@code -approved-at}),
+ * the broker confirms it, and only then is the dead letter acked. A crash in between leaves it in both
+ * places (a duplicate for the inbox), never in neither.
+ */
+public final class RabbitDeadLetterQueue implements DeadLetterQueue {
+    private static final Logger LOG = LoggerFactory.getLogger(RabbitDeadLetterQueue.class);
+
+    private final Connection connection;
+    private final Declarations declarations;
+    private final Duration confirmTimeout;
+    private final Clock clock;
+    private final Object oneReadAtATime = new Object();
+
+    RabbitDeadLetterQueue(Connection connection, Declarations declarations, Duration confirmTimeout, Clock clock) {
+        this.connection = connection;
+        this.declarations = declarations;
+        this.confirmTimeout = confirmTimeout;
+        this.clock = clock;
+    }
+
+    @Override
+    public long depth(String queue) {
+        return countReady(RabbitTopology.deadLetterQueue(queue));
+    }
+
+    @Override
+    public List<DeadLetterEntry> peek(String queue, int max) {
+        return inspect(queue, max).stream().map(RabbitDeadLetter::entry).toList();
+    }
+
+    /** As {@link #peek}, with each dead letter's {@code x-death} trail. */
+    public List<RabbitDeadLetter> inspect(String queue, int max) {
+        List<RabbitDeadLetter> out = new ArrayList<>();
+        if (max < 1) {
+            return out;
+        }
+        scan(queue, (ch, got, dl) -> {
+            out.add(dl);
+            return out.size() >= max;
+        });
+        return out;
+    }
+
+    @Override
+    public Optional<DeadLetterEntry> find(String queue, String deadLetterId) {
+        return findDetailed(queue, deadLetterId).map(RabbitDeadLetter::entry);
+    }
+
+    /** As {@link #find}, with the dead letter's {@code x-death} trail. */
+    public Optional<RabbitDeadLetter> findDetailed(String queue, String deadLetterId) {
+        List<RabbitDeadLetter> found = new ArrayList<>(1);
+        scan(queue, (ch, got, dl) -> {
+            if (dl.entry().id().equals(deadLetterId)) {
+                found.add(dl);
+                return true;
+            }
+            return false;
+        });
+        return found.stream().findFirst();
+    }
+
+    @Override
+    public boolean redrive(String queue, String deadLetterId, Approval approval) {
+        AtomicBoolean moved = new AtomicBoolean();
+        scan(queue, (ch, got, dl) -> {
+            if (!dl.entry().id().equals(deadLetterId)) {
+                return false;
+            }
+            String origin = dl.entry().deadLetter().originQueue();
+            declarations.ensureQueue(origin);
+            publishConfirmed(ch, origin, AmqpMessages.copy(got.getProps(), redriveHeaders(got.getProps(), approval), -1),
+                    got.getBody());
+            ch.basicAck(got.getEnvelope().getDeliveryTag(), false);
+            moved.set(true);
+            LOG.info("decision=redrive dead_letter={} origin_queue={} message_id={} approved_by=\"{}\"", deadLetterId,
+                    origin, AmqpMessages.printable(got.getProps().getMessageId()),
+                    AmqpMessages.printable(approval.approvedBy()));
+            return true;
+        });
+        return moved.get();
+    }
+
+    /** Messages ready in {@code name}; 0 when the queue does not exist. */
+    long countReady(String name) {
+        try (Channel ch = connection.createChannel()) {
+            return ch.queueDeclarePassive(name).getMessageCount();
+        } catch (IOException e) {
+            if (notFound(e)) {
+                return 0;
+            }
+            throw new TransportException("cannot read the depth of " + name + ": " + e.getMessage(), e);
+        } catch (TimeoutException | RuntimeException e) {
+            throw new TransportException("cannot read the depth of " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Map<String, Object> redriveHeaders(AMQP.BasicProperties props, Approval approval) {
+        Map<String, Object> headers = AmqpMessages.mutableHeaders(props);
+        Object reason = headers.get(AmqpMessages.REASON);
+        for (String internal : List.of(AttemptHistory.HEADER, AmqpMessages.REASON, AmqpMessages.ORIGIN_QUEUE,
+                AmqpMessages.DEAD_LETTERED_AT, AmqpMessages.DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG)) {
+            headers.remove(internal);
+        }
+        if (reason != null) {
+            headers.put("x-idemkit-previous-dead-letter-reason", reason);
+        }
+        headers.put(AmqpMessages.REDRIVE_APPROVED_BY, approval.approvedBy());
+        headers.put(AmqpMessages.REDRIVE_REASON, approval.reason());
+        headers.put(AmqpMessages.REDRIVE_APPROVED_AT, approval.at().toString());
+        return headers;
+    }
+
+    private void publishConfirmed(Channel ch, String queue, AMQP.BasicProperties props, byte[] body) throws IOException {
+        AtomicBoolean returned = new AtomicBoolean();
+        ch.addReturnListener(r -> returned.set(true));
+        ch.basicPublish("", queue, true, props, body);
+        try {
+            ch.waitForConfirmsOrDie(confirmTimeout.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while waiting for the confirm of a redrive to " + queue, e);
+        } catch (TimeoutException e) {
+            throw new TransportException("redrive to " + queue + " not confirmed within " + confirmTimeout.toMillis() + " ms");
+        }
+        if (returned.get()) {
+            throw new TransportException("redrive to " + queue + " was unroutable");
+        }
+    }
+
+    @FunctionalInterface
+    private interface Visitor {
+        /** @return true to stop reading */
+        boolean visit(Channel channel, GetResponse got, RabbitDeadLetter deadLetter) throws IOException;
+    }
+
+    /** Reads {@code Q.dlq} one message at a time on a private channel, then closes it: the rest is requeued. */
+    private void scan(String queue, Visitor visitor) {
+        String dlq = RabbitTopology.deadLetterQueue(queue);
+        synchronized (oneReadAtATime) {
+            Channel ch = null;
+            try {
+                ch = connection.createChannel();
+                ch.confirmSelect();
+                while (true) {
+                    GetResponse got = ch.basicGet(dlq, false);
+                    if (got == null) {
+                        return;
+                    }
+                    RabbitDeadLetter dl = DeadLetterReader.read(got.getProps(), got.getBody(), queue, clock.now());
+                    if (visitor.visit(ch, got, dl)) {
+                        return;
+                    }
+                }
+            } catch (IOException e) {
+                if (!notFound(e)) {
+                    throw new TransportException("cannot read " + dlq + ": " + e.getMessage(), e);
+                }
+            } catch (RuntimeException e) {
+                throw e instanceof TransportException t ? t
+                        : new TransportException("cannot read " + dlq + ": " + e.getMessage(), e);
+            } finally {
+                closeQuietly(ch);
+            }
+        }
+    }
+
+    private static boolean notFound(IOException e) {
+        String text = String.valueOf(e.getCause() == null ? e.getMessage() : e.getCause().getMessage());
+        return text.contains("NOT_FOUND") || text.contains("404");
+    }
+
+    private static void closeQuietly(Channel ch) {
+        try {
+            if (ch != null && ch.isOpen()) {
+                ch.close();
+            }
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            LOG.debug("closing an inspection channel failed: {}", e.getMessage());
+        }
+    }
+}

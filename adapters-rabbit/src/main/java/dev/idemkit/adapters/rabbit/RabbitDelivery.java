@@ -1,0 +1,182 @@
+package dev.idemkit.adapters.rabbit;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import dev.idemkit.domain.Message;
+import dev.idemkit.domain.deadletter.AttemptHistory;
+import dev.idemkit.domain.deadletter.AttemptRecord;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.TransportException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One AMQP delivery. Every settlement that moves the message first publishes the new copy with a
+ * confirm and only then acks the original, so a crash in between leaves a duplicate, never a loss:
+ * <ul>
+ *   <li>retry: a copy with the history appended goes to the retry bucket {@code Q.retry.Ns}, whose TTL
+ *       dead-letters it back to {@code Q};
+ *   <li>dead letter: a copy with reason, history, origin queue and a dead-letter id goes to
+ *       {@code Q.dlq.hold}, whose TTL of 0 makes the BROKER dead-letter it into {@code Q.dlq} (so
+ *       {@code x-death} is there). If that publish fails, the original is rejected without requeue and
+ *       the broker dead-letters it through {@code Q}'s own dead-letter exchange instead.
+ * </ul>
+ */
+final class RabbitDelivery implements Delivery {
+    private static final Logger LOG = LoggerFactory.getLogger(RabbitDelivery.class);
+    private static final int OPEN = 0;
+    private static final int SETTLING = 1;
+    private static final int SETTLED = 2;
+
+    private final Channel channel;
+    private final long tag;
+    private final boolean redelivered;
+    private final AMQP.BasicProperties props;
+    private final byte[] body;
+    private final String queue;
+    private final Message message;
+    private final List<AttemptRecord> history;
+    private final ConfirmingPublisher publisher;
+    private final Declarations declarations;
+    private final Clock clock;
+    private final Runnable onSettled;
+    private final AtomicInteger state = new AtomicInteger(OPEN);
+
+    RabbitDelivery(Channel channel, long tag, boolean redelivered, AMQP.BasicProperties props, byte[] body,
+            String queue, ConfirmingPublisher publisher, Declarations declarations, Clock clock, Runnable onSettled) {
+        this.channel = channel;
+        this.tag = tag;
+        this.redelivered = redelivered;
+        this.props = props;
+        this.body = body;
+        this.queue = queue;
+        this.message = AmqpMessages.toMessage(props, body, queue);
+        this.history = AmqpMessages.history(props.getHeaders());
+        this.publisher = publisher;
+        this.declarations = declarations;
+        this.clock = clock;
+        this.onSettled = onSettled;
+    }
+
+    @Override
+    public Message message() {
+        return message;
+    }
+
+    @Override
+    public int attempt() {
+        return history.size() + 1;
+    }
+
+    @Override
+    public List<AttemptRecord> history() {
+        return history;
+    }
+
+    @Override
+    public boolean redelivered() {
+        return redelivered;
+    }
+
+    @Override
+    public void ack() {
+        begin();
+        ackQuietly();
+        done();
+    }
+
+    @Override
+    public void retryAfter(Duration delay, AttemptRecord failed) {
+        begin();
+        try {
+            int bucket = RabbitTopology.bucketSeconds(delay);
+            declarations.ensureRetryBucket(queue, bucket);
+            Map<String, Object> headers = AmqpMessages.mutableHeaders(props);
+            headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
+            long expiration = Math.max(0, Math.min(delay.toMillis(), bucket * 1000L));
+            publisher.publish(RabbitTopology.retryQueue(queue, bucket), AmqpMessages.copy(props, headers, expiration), body);
+        } catch (RuntimeException e) {
+            state.set(OPEN);
+            throw e;
+        }
+        ackQuietly();
+        done();
+    }
+
+    @Override
+    public void deadLetter(String reason, AttemptRecord failed) {
+        begin();
+        Map<String, Object> headers = AmqpMessages.mutableHeaders(props);
+        headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
+        headers.put(AmqpMessages.REASON, AmqpMessages.cut(reason, AmqpMessages.MAX_REASON_LENGTH));
+        headers.put(AmqpMessages.ORIGIN_QUEUE, queue);
+        headers.put(AmqpMessages.DEAD_LETTERED_AT, clock.now().toString());
+        headers.put(AmqpMessages.DEAD_LETTER_ID, UUID.randomUUID().toString());
+        try {
+            publisher.publish(RabbitTopology.holdQueue(queue), AmqpMessages.copy(props, headers, -1), body);
+            ackQuietly();
+        } catch (TransportException e) {
+            LOG.error("decision=dead-letter-by-reject queue={} message_id={} cause=\"{}\"", queue, AmqpMessages.printable(message.rawId()),
+                    e.getMessage());
+            reject();
+        }
+        done();
+    }
+
+    /** Used when the handler threw without settling: requeue on an infrastructure failure, else dead-letter. */
+    void settleAbandoned(Throwable failure) {
+        if (!state.compareAndSet(OPEN, SETTLING)) {
+            return;
+        }
+        try {
+            if (failure instanceof TransportException) {
+                channel.basicNack(tag, false, true);
+            } else {
+                channel.basicReject(tag, false);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("decision=settle-lost queue={} message_id={} cause=\"{}\"", queue, AmqpMessages.printable(message.rawId()), e.getMessage());
+        }
+        done();
+    }
+
+    boolean settled() {
+        return state.get() == SETTLED;
+    }
+
+    private void reject() {
+        try {
+            channel.basicReject(tag, false);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("decision=reject-lost queue={} message_id={} cause=\"{}\"", queue, AmqpMessages.printable(message.rawId()), e.getMessage());
+        }
+    }
+
+    private void ackQuietly() {
+        try {
+            channel.basicAck(tag, false);
+        } catch (IOException | RuntimeException e) {
+            // the broker still holds the message and will deliver it again: the inbox makes that harmless
+            LOG.warn("decision=ack-lost queue={} message_id={} cause=\"{}\" (a redelivery will follow)", queue,
+                    AmqpMessages.printable(message.rawId()), e.getMessage());
+        }
+    }
+
+    private void begin() {
+        if (!state.compareAndSet(OPEN, SETTLING)) {
+            throw new IllegalStateException("delivery of " + AmqpMessages.printable(message.rawId()) + " on " + queue + " is already settled");
+        }
+    }
+
+    private void done() {
+        state.set(SETTLED);
+        onSettled.run();
+    }
+}

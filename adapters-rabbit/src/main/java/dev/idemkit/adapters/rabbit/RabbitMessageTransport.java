@@ -1,0 +1,173 @@
+package dev.idemkit.adapters.rabbit;
+
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.out.TransportException;
+import java.io.IOException;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link MessageTransport} on RabbitMQ (amqp-client): two connections with automatic connection and
+ * topology recovery (one publishes, one consumes, so that flow control on publishers never stalls
+ * acks), publisher confirms, persistent messages whose AMQP {@code message_id} is the idempotency
+ * key, headers as strings, manual acks, a channel per consumer thread.
+ *
+ * <p>The topology of a queue ({@link RabbitTopology}: work queue, retry buckets, hold queue,
+ * dead-letter exchange and queue) is declared idempotently on its first publish or subscribe.
+ * {@code groupId} and {@code dedupId} of an outgoing message are ignored: RabbitMQ has neither.
+ * Thread-safe.
+ */
+public final class RabbitMessageTransport implements MessageTransport {
+    private static final Logger LOG = LoggerFactory.getLogger(RabbitMessageTransport.class);
+    private static final int PUBLISHING_CHANNELS = 4;
+
+    private final RabbitSettings settings;
+    private final Clock clock;
+    private final ExecutorService consumerThreads;
+    private final ScheduledExecutorService reopener;
+    private final Connection publishing;
+    private final Connection consuming;
+    private final ConfirmingPublisher publisher;
+    private final Declarations declarations;
+    private final RabbitDeadLetterQueue deadLetters;
+    private final List<RabbitSubscription> subscriptions = new CopyOnWriteArrayList<>();
+
+    public RabbitMessageTransport(RabbitSettings settings) {
+        this(settings, Clock.system(), "idemkit");
+    }
+
+    /**
+     * @param connectionName shown by the broker ({@code rabbitmqctl list_connections client_properties})
+     *     with {@code -publish} / {@code -consume} appended
+     * @throws TransportException when the broker cannot be reached
+     */
+    public RabbitMessageTransport(RabbitSettings settings, Clock clock, String connectionName) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.consumerThreads = Executors.newCachedThreadPool(named(connectionName + "-consumer"));
+        this.reopener = Executors.newSingleThreadScheduledExecutor(named(connectionName + "-reopen"));
+        ConnectionFactory factory = factory(settings);
+        try {
+            this.publishing = factory.newConnection(connectionName + "-publish");
+            this.consuming = factory.newConnection(consumerThreads, connectionName + "-consume");
+        } catch (IOException | java.util.concurrent.TimeoutException e) {
+            consumerThreads.shutdownNow();
+            reopener.shutdownNow();
+            throw new TransportException("cannot connect to " + settings.redactedUri() + ": " + e.getMessage(), e);
+        }
+        this.publisher = new ConfirmingPublisher(publishing, PUBLISHING_CHANNELS, settings.confirmTimeout());
+        this.declarations = new Declarations(publishing, settings.maxAttemptsHint());
+        this.deadLetters = new RabbitDeadLetterQueue(publishing, declarations, settings.confirmTimeout(), clock);
+        LOG.info("decision=connect settings={}", settings);
+    }
+
+    @Override
+    public Subscription subscribe(String queue, DeliveryHandler handler) {
+        Objects.requireNonNull(handler, "handler");
+        declarations.ensureQueue(queue);
+        RabbitSubscription subscription = new RabbitSubscription(queue, handler, settings, consuming, publisher,
+                declarations, clock, reopener);
+        subscription.start();
+        subscriptions.add(subscription);
+        return () -> {
+            subscriptions.remove(subscription);
+            subscription.close();
+        };
+    }
+
+    @Override
+    public void publish(String queue, OutgoingMessage message) {
+        declarations.ensureQueue(queue);
+        publisher.publish(queue, AmqpMessages.propertiesOf(message, clock.now().toEpochMilli()), message.body());
+    }
+
+    /** The dead-letter queues of this transport's work queues, sharing its publishing connection. */
+    public RabbitDeadLetterQueue deadLetterQueue() {
+        return deadLetters;
+    }
+
+    /** Declares the topology of {@code queue} now (it is otherwise declared on first use). */
+    public void declare(String queue) {
+        declarations.ensureQueue(queue);
+    }
+
+    /** Deletes {@code queue}, its retry buckets, hold queue, dead-letter exchange and dead-letter queue. */
+    public void deleteTopology(String queue) {
+        declarations.delete(queue);
+    }
+
+    /** Messages ready in {@code queue} (not counting those delivered and unacknowledged). */
+    public long readyCount(String queue) {
+        return deadLetters.countReady(queue);
+    }
+
+    @Override
+    public void close() {
+        for (RabbitSubscription s : subscriptions) {
+            s.close();
+        }
+        subscriptions.clear();
+        publisher.close();
+        closeQuietly(consuming);
+        closeQuietly(publishing);
+        reopener.shutdownNow();
+        consumerThreads.shutdown();
+        LOG.info("decision=disconnect uri={}", settings.redactedUri());
+    }
+
+    /** Drops both connections without settling anything, as a crashed process would (tests only). */
+    void abort() {
+        reopener.shutdownNow();
+        consuming.abort();
+        publishing.abort();
+        consumerThreads.shutdownNow();
+    }
+
+    private static void closeQuietly(Connection c) {
+        try {
+            if (c.isOpen()) {
+                c.close(5_000);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("close of connection {} failed: {}", c.getClientProvidedName(), e.getMessage());
+        }
+    }
+
+    private static ConnectionFactory factory(RabbitSettings settings) {
+        ConnectionFactory f = new ConnectionFactory();
+        try {
+            f.setUri(settings.uri());
+        } catch (java.security.GeneralSecurityException | RuntimeException e) {
+            throw new IllegalArgumentException("rabbit uri is not usable: " + settings.redactedUri(), e);
+        }
+        f.setAutomaticRecoveryEnabled(true);
+        f.setTopologyRecoveryEnabled(true);
+        f.setNetworkRecoveryInterval(1_000);
+        f.setRequestedHeartbeat(15);
+        f.setConnectionTimeout(5_000);
+        return f;
+    }
+
+    private static ThreadFactory named(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

@@ -1,0 +1,167 @@
+package dev.idemkit.adapters.rabbit;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.out.TransportException;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running consumer of one queue: {@code consumers} channels, each with its own basic.qos prefetch,
+ * manual acks, and deliveries handled one at a time on that channel's dispatch thread.
+ *
+ * <p>After a connection loss the client's automatic recovery reopens the channels and re-registers the
+ * consumers; a channel the broker closed with a channel-level error (not auto-recovered) is reopened
+ * here after a second. Closing cancels the consumers, leaves deliveries that arrive afterwards
+ * unhandled, waits up to the grace period for in-flight ones to settle, then closes the channels: the
+ * broker requeues whatever is unsettled.
+ */
+final class RabbitSubscription implements Subscription {
+    private static final Logger LOG = LoggerFactory.getLogger(RabbitSubscription.class);
+
+    private final String queue;
+    private final DeliveryHandler handler;
+    private final RabbitSettings settings;
+    private final Connection connection;
+    private final ConfirmingPublisher publisher;
+    private final Declarations declarations;
+    private final Clock clock;
+    private final ScheduledExecutorService reopener;
+    private final List<ChannelConsumer> consumers = new CopyOnWriteArrayList<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile boolean closing;
+
+    RabbitSubscription(String queue, DeliveryHandler handler, RabbitSettings settings, Connection connection,
+            ConfirmingPublisher publisher, Declarations declarations, Clock clock, ScheduledExecutorService reopener) {
+        this.queue = queue;
+        this.handler = handler;
+        this.settings = settings;
+        this.connection = connection;
+        this.publisher = publisher;
+        this.declarations = declarations;
+        this.clock = clock;
+        this.reopener = reopener;
+    }
+
+    void start() {
+        try {
+            for (int i = 0; i < settings.consumers(); i++) {
+                open();
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw new TransportException("cannot consume from " + queue + ": " + e.getMessage(), e);
+        }
+        LOG.info("decision=subscribe queue={} consumers={} prefetch={}", queue, settings.consumers(), settings.prefetch());
+    }
+
+    private void open() throws IOException {
+        Channel ch = connection.createChannel();
+        ch.basicQos(settings.prefetch());
+        ChannelConsumer consumer = new ChannelConsumer(ch);
+        ch.addShutdownListener(cause -> {
+            if (!closing && !cause.isHardError() && !cause.isInitiatedByApplication()) {
+                LOG.warn("decision=reopen-channel queue={} cause=\"{}\"", queue, cause.getMessage());
+                consumers.remove(consumer);
+                reopener.schedule(this::reopen, 1, TimeUnit.SECONDS);
+            }
+        });
+        consumer.tag = ch.basicConsume(queue, false, consumer);
+        consumers.add(consumer);
+    }
+
+    private void reopen() {
+        if (closing) {
+            return;
+        }
+        try {
+            open();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("decision=reopen-channel-failed queue={} cause=\"{}\" retry_in=1s", queue, e.getMessage());
+            reopener.schedule(this::reopen, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Deliveries handed to the handler and not settled yet. */
+    int inFlight() {
+        return inFlight.get();
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        for (ChannelConsumer c : consumers) {
+            try {
+                if (c.tag != null && c.channel.isOpen()) {
+                    c.channel.basicCancel(c.tag);
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("cancel of a consumer on {} failed: {}", queue, e.getMessage());
+            }
+        }
+        long deadline = System.nanoTime() + settings.shutdownGrace().toNanos();
+        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        int unsettled = inFlight.get();
+        for (ChannelConsumer c : consumers) {
+            try {
+                if (c.channel.isOpen()) {
+                    c.channel.close();
+                }
+            } catch (IOException | TimeoutException | RuntimeException e) {
+                LOG.debug("close of a channel on {} failed: {}", queue, e.getMessage());
+            }
+        }
+        consumers.clear();
+        LOG.info("decision=unsubscribe queue={} unsettled_returned_to_broker={}", queue, unsettled);
+    }
+
+    private final class ChannelConsumer extends DefaultConsumer {
+        final Channel channel;
+        volatile String tag;
+
+        ChannelConsumer(Channel channel) {
+            super(channel);
+            this.channel = channel;
+        }
+
+        @Override
+        public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {
+            if (closing) {
+                return; // left unacked: the broker requeues it when the channel closes
+            }
+            inFlight.incrementAndGet();
+            RabbitDelivery delivery = new RabbitDelivery(channel, envelope.getDeliveryTag(), envelope.isRedeliver(),
+                    props, body, queue, publisher, declarations, clock, inFlight::decrementAndGet);
+            try {
+                handler.onDelivery(delivery);
+            } catch (RuntimeException | Error e) {
+                LOG.error("decision=handler-failed queue={} message_id={} cause=\"{}\"", queue,
+                        AmqpMessages.printable(props.getMessageId()), e.toString());
+                delivery.settleAbandoned(e);
+                if (e instanceof VirtualMachineError vme) {
+                    throw vme;
+                }
+            }
+        }
+    }
+}
