@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * claim is still ours, applies the writes the effect staged in its {@link RedisUnitOfWork} and marks the key
  * completed for the retention TTL. A failing effect releases its claim (only if still ours).
  *
- * <p>A key claimed by another live delivery is not a duplicate yet: {@link ClaimHeldException} (retryable).
+ * <p>A key claimed by another live delivery is not a duplicate yet: the call polls it for a bounded time
+ * ({@link RedisSettings#claimWait()}) and then decides on the completed key, or claims a released or expired one,
+ * or gives up with {@link ClaimHeldException} (retryable), never acknowledging a duplicate early.
  * A holder that crashed leaves a claim that expires after the lease; a completed key is never taken over before
  * its retention TTL. Guarantees: {@link #guarantee()} for effects staged in the unit of work,
  * {@link #externalEffectGuarantee()} for effects anywhere else. Thread-safe.
@@ -71,26 +73,45 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         return Guarded.processed(value);
     }
 
-    /** Empty when this caller now holds the claim; the decided outcome when the key is completed. */
+    /**
+     * Empty when this caller now holds the claim; the decided outcome once the key is completed. A key held by
+     * another live delivery is polled with backoff (1 ms doubling to 50 ms) for up to the claim wait: it
+     * completes (a duplicate, or a reuse), is released (we claim it) or expires (we claim it); past the wait,
+     * {@link ClaimHeldException}. Never reports a duplicate before the first delivery has completed.
+     */
     Optional<Outcome> claim(InboxKey key, String redisKey, String mine, Fingerprint fingerprint) {
-        String existing = Failures.call("claim an inbox key", () -> script.eval(redisKey, RScript.Mode.READ_WRITE,
-                InboxScripts.CLAIM, RScript.ReturnType.VALUE, List.of(redisKey), mine,
-                Long.toString(settings.leaseTtl().toMillis())));
-        return decideClaim(key, existing, fingerprint);
+        long deadline = System.nanoTime() + settings.claimWait().toNanos();
+        long pause = 1;
+        while (true) {
+            String existing = Failures.call("claim an inbox key", () -> script.eval(redisKey,
+                    RScript.Mode.READ_WRITE, InboxScripts.CLAIM, RScript.ReturnType.VALUE, List.of(redisKey), mine,
+                    Long.toString(settings.leaseTtl().toMillis())));
+            if (existing == null) {
+                return Optional.empty();
+            }
+            if (existing.startsWith("C:")) {
+                Outcome outcome = Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), fingerprint);
+                LOG.debug("inbox decision={} consumer={} message_id={}", outcome, key.consumer(), key.messageId());
+                return Optional.of(outcome);
+            }
+            if (System.nanoTime() + pause * 1_000_000 > deadline) {
+                LOG.debug("inbox decision=held consumer={} message_id={}", key.consumer(), key.messageId());
+                throw new ClaimHeldException("message " + key.messageId() + " of consumer " + key.consumer()
+                        + " is being processed by another delivery (waited " + settings.claimWait()
+                        + "); not a duplicate yet: retry later");
+            }
+            sleep(pause);
+            pause = Math.min(50, pause * 2);
+        }
     }
 
-    static Optional<Outcome> decideClaim(InboxKey key, String existing, Fingerprint fingerprint) {
-        if (existing == null) {
-            return Optional.empty();
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ClaimHeldException("interrupted while waiting for another delivery of the same message");
         }
-        if (existing.startsWith("C:")) {
-            Outcome outcome = Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), fingerprint);
-            LOG.debug("inbox decision={} consumer={} message_id={}", outcome, key.consumer(), key.messageId());
-            return Optional.of(outcome);
-        }
-        LOG.debug("inbox decision=held consumer={} message_id={}", key.consumer(), key.messageId());
-        throw new ClaimHeldException("message " + key.messageId() + " of consumer " + key.consumer()
-                + " is being processed by another delivery; retry later");
     }
 
     void complete(InboxKey key, String redisKey, String mine, Fingerprint fingerprint,

@@ -19,9 +19,11 @@ import java.util.regex.Pattern;
  * @param leaseTtl how long an inbox claim lives when its holder crashes (default 30 s); an effect must finish within it
  * @param retentionTtl how long a completed inbox key is kept (default 24 h): the dedup window
  * @param hashTagScope which inbox keys share a cluster slot (default: per consumer)
+ * @param claimWait how long a delivery polls (with backoff) a key that another live delivery holds before it gives
+ *     up with the retryable {@link ClaimHeldException} (default 2 s; zero: never wait)
  */
 public record RedisSettings(List<String> addresses, Topology topology, String password, int database, String keyPrefix,
-        Duration leaseTtl, Duration retentionTtl, HashTagScope hashTagScope) {
+        Duration leaseTtl, Duration retentionTtl, HashTagScope hashTagScope, Duration claimWait) {
 
     /** A single server or a Redis Cluster. */
     public enum Topology { SINGLE, CLUSTER }
@@ -48,6 +50,10 @@ public record RedisSettings(List<String> addresses, Topology topology, String pa
         Objects.requireNonNull(leaseTtl, "leaseTtl");
         Objects.requireNonNull(retentionTtl, "retentionTtl");
         Objects.requireNonNull(hashTagScope, "hashTagScope");
+        Objects.requireNonNull(claimWait, "claimWait");
+        if (claimWait.isNegative()) {
+            throw new IllegalArgumentException("claim wait must not be negative, got " + claimWait);
+        }
         if (addresses.isEmpty()) {
             throw new IllegalArgumentException("at least one Redis address is needed");
         }
@@ -73,14 +79,15 @@ public record RedisSettings(List<String> addresses, Topology topology, String pa
     /** A single server at {@code redis://127.0.0.1:6379}, prefix {@code idemkit}, lease 30 s, retention 24 h. */
     public static RedisSettings defaults() {
         return new RedisSettings(List.of(DEFAULT_URL), Topology.SINGLE, "", 0, "idemkit", Duration.ofSeconds(30),
-                Duration.ofHours(24), HashTagScope.CONSUMER);
+                Duration.ofHours(24), HashTagScope.CONSUMER, Duration.ofSeconds(2));
     }
 
     /**
      * From {@code IDEMKIT_REDIS_URL} (default {@value #DEFAULT_URL}; comma-separated seed nodes for a cluster; a
      * password in the URL's user info is taken out of the address), {@code IDEMKIT_REDIS_TOPOLOGY}
      * ({@code single}|{@code cluster}), {@code IDEMKIT_REDIS_PASSWORD}, {@code IDEMKIT_REDIS_DATABASE},
-     * {@code IDEMKIT_REDIS_PREFIX}, {@code IDEMKIT_REDIS_LEASE_MS}, {@code IDEMKIT_REDIS_RETENTION_MS}.
+     * {@code IDEMKIT_REDIS_PREFIX}, {@code IDEMKIT_REDIS_LEASE_MS}, {@code IDEMKIT_REDIS_RETENTION_MS},
+     * {@code IDEMKIT_REDIS_CLAIM_WAIT_MS}.
      */
     public static RedisSettings fromEnvironment() {
         return fromEnvironment(System.getenv());
@@ -106,7 +113,8 @@ public record RedisSettings(List<String> addresses, Topology topology, String pa
                 Integer.parseInt(env.getOrDefault("IDEMKIT_REDIS_DATABASE", "0")),
                 env.getOrDefault("IDEMKIT_REDIS_PREFIX", d.keyPrefix()),
                 millis(env, "IDEMKIT_REDIS_LEASE_MS", d.leaseTtl()),
-                millis(env, "IDEMKIT_REDIS_RETENTION_MS", d.retentionTtl()), d.hashTagScope());
+                millis(env, "IDEMKIT_REDIS_RETENTION_MS", d.retentionTtl()), d.hashTagScope(),
+                millis(env, "IDEMKIT_REDIS_CLAIM_WAIT_MS", d.claimWait()));
     }
 
     private static Duration millis(Map<String, String> env, String name, Duration fallback) {
@@ -115,23 +123,28 @@ public record RedisSettings(List<String> addresses, Topology topology, String pa
     }
 
     public RedisSettings withKeyPrefix(String prefix) {
-        return new RedisSettings(addresses, topology, password, database, prefix, leaseTtl, retentionTtl, hashTagScope);
+        return new RedisSettings(addresses, topology, password, database, prefix, leaseTtl, retentionTtl, hashTagScope, claimWait);
     }
 
     public RedisSettings withLeaseTtl(Duration lease) {
-        return new RedisSettings(addresses, topology, password, database, keyPrefix, lease, retentionTtl, hashTagScope);
+        return new RedisSettings(addresses, topology, password, database, keyPrefix, lease, retentionTtl, hashTagScope, claimWait);
     }
 
     public RedisSettings withRetentionTtl(Duration retention) {
-        return new RedisSettings(addresses, topology, password, database, keyPrefix, leaseTtl, retention, hashTagScope);
+        return new RedisSettings(addresses, topology, password, database, keyPrefix, leaseTtl, retention, hashTagScope, claimWait);
     }
 
     public RedisSettings withHashTagScope(HashTagScope scope) {
-        return new RedisSettings(addresses, topology, password, database, keyPrefix, leaseTtl, retentionTtl, scope);
+        return new RedisSettings(addresses, topology, password, database, keyPrefix, leaseTtl, retentionTtl, scope, claimWait);
     }
 
     public RedisSettings withTopology(Topology t) {
-        return new RedisSettings(addresses, t, password, database, keyPrefix, leaseTtl, retentionTtl, hashTagScope);
+        return new RedisSettings(addresses, t, password, database, keyPrefix, leaseTtl, retentionTtl, hashTagScope, claimWait);
+    }
+
+    public RedisSettings withClaimWait(Duration wait) {
+        return new RedisSettings(addresses, topology, password, database, keyPrefix, leaseTtl, retentionTtl, hashTagScope,
+                wait);
     }
 
     /** Never shows the password. */
@@ -139,6 +152,6 @@ public record RedisSettings(List<String> addresses, Topology topology, String pa
     public String toString() {
         return "RedisSettings[addresses=" + addresses + ", topology=" + topology + ", password="
                 + (password.isEmpty() ? "(none)" : "***") + ", database=" + database + ", keyPrefix=" + keyPrefix
-                + ", leaseTtl=" + leaseTtl + ", retentionTtl=" + retentionTtl + ", hashTagScope=" + hashTagScope + "]";
+                + ", leaseTtl=" + leaseTtl + ", retentionTtl=" + retentionTtl + ", hashTagScope=" + hashTagScope + ", claimWait=" + claimWait + "]";
     }
 }
