@@ -1,0 +1,127 @@
+package dev.idemkit.ports.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idemkit.domain.ConsumerName;
+import dev.idemkit.domain.Fingerprint;
+import dev.idemkit.domain.deadletter.AlertPolicy;
+import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.AttemptRecord;
+import dev.idemkit.domain.deadletter.RedriveAction;
+import dev.idemkit.domain.deadletter.RedriveRequest;
+import dev.idemkit.domain.inbox.InboxKey;
+import dev.idemkit.ports.contract.ContractGenerators;
+import dev.idemkit.ports.contract.Eventually;
+import dev.idemkit.ports.in.DeadLetters.RedriveResult;
+import dev.idemkit.ports.memory.InMemoryInboxStore;
+import dev.idemkit.ports.memory.InMemoryMessageTransport;
+import dev.idemkit.ports.out.Alert;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.DeadLetterEntry;
+import dev.idemkit.ports.out.OutgoingMessage;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class DeadLetterServiceTest {
+    private static final ConsumerName CONSUMER = ConsumerName.of("billing");
+
+    private final InMemoryMessageTransport transport = new InMemoryMessageTransport();
+    private final InMemoryInboxStore inbox = new InMemoryInboxStore();
+    private final List<Alert> alerts = new CopyOnWriteArrayList<>();
+    private final DeadLetterService service = new DeadLetterService(transport, alerts::add, AlertPolicy.defaults(),
+            Clock.system(), ProcessedKeys.of(inbox, CONSUMER));
+    private final String queue = ContractGenerators.fresh("orders");
+    /** Redriven messages (they carry the approval header) by id; everything else is dead-lettered. */
+    private final Map<String, Map<String, String>> redriven = new ConcurrentHashMap<>();
+
+    @AfterEach
+    void closeTransport() {
+        transport.close();
+    }
+
+    @Test
+    void elevenDeadLettersRaiseAnAlert() {
+        deadLetter(11);
+        assertThat(service.checkDepth(queue)).isTrue();
+        assertThat(alerts).singleElement().satisfies(a -> {
+            assertThat(a.queue()).isEqualTo(queue);
+            assertThat(a.depth()).isEqualTo(11);
+            assertThat(a.threshold()).isEqualTo(10);
+        });
+    }
+
+    @Test
+    void tenDeadLettersDoNot() {
+        deadLetter(10);
+        assertThat(service.checkDepth(queue)).isFalse();
+        assertThat(alerts).isEmpty();
+        assertThat(service.depth(queue)).isEqualTo(10);
+    }
+
+    @Test
+    void inspectLeavesDeadLettersInPlace() {
+        deadLetter(3);
+        List<DeadLetterEntry> seen = service.inspect(queue, 10);
+        assertThat(seen).hasSize(3);
+        assertThat(service.inspect(queue, 10)).isEqualTo(seen);
+        assertThat(service.show(queue, seen.get(0).id())).contains(seen.get(0));
+        assertThat(service.depth(queue)).isEqualTo(3);
+    }
+
+    @Test
+    void redriveNeedsAnApprovalWithWhoAndWhy() {
+        assertThatThrownBy(() -> new RedriveRequest(List.of("dl-1"), null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> new Approval(" ", "fixed", Instant.now())).hasMessageContaining("approver");
+        assertThatThrownBy(() -> new Approval("ops", "", Instant.now())).hasMessageContaining("reason");
+    }
+
+    @Test
+    void redriveRepublishesWithTheApprovalAndSkipsWhatTheInboxAlreadyProcessed() {
+        deadLetter(2);
+        List<DeadLetterEntry> entries = service.inspect(queue, 10);
+        String processedId = entries.get(0).deadLetter().original().rawId();
+        String pendingId = entries.get(1).deadLetter().original().rawId();
+        inbox.runOnce(new InboxKey(CONSUMER, entries.get(0).deadLetter().original().id().orElseThrow()),
+                Fingerprint.of("whatever"), work -> null);
+
+        List<RedriveResult> results = service.redrive(queue, new RedriveRequest(
+                List.of(entries.get(0).id(), entries.get(1).id(), "no-such-id"),
+                new Approval("ops-oncall", "payment provider is back", Instant.now())));
+
+        assertThat(results).containsExactly(
+                new RedriveResult(entries.get(0).id(), RedriveAction.SKIP_ALREADY_PROCESSED, true),
+                new RedriveResult(entries.get(1).id(), RedriveAction.REPUBLISH, true),
+                new RedriveResult("no-such-id", RedriveAction.SKIP_NO_ID, false));
+        Eventually.await(Duration.ofSeconds(10), "the redriven message", () -> redriven.containsKey(pendingId));
+        assertThat(redriven.get(pendingId))
+                .containsEntry(InMemoryMessageTransport.REDRIVE_APPROVED_BY, "ops-oncall")
+                .containsEntry(InMemoryMessageTransport.REDRIVE_REASON, "payment provider is back");
+        assertThat(redriven).doesNotContainKey(processedId);
+        assertThat(service.depth(queue)).as("the processed one stays in the DLQ").isEqualTo(1);
+        assertThat(service.show(queue, entries.get(0).id())).isPresent();
+    }
+
+    /** Publishes n messages that the consumer dead-letters, and waits for them in the DLQ. */
+    private void deadLetter(int n) {
+        transport.subscribe(queue, d -> {
+            if (d.message().headers().containsKey(InMemoryMessageTransport.REDRIVE_APPROVED_BY)) {
+                redriven.put(d.message().rawId(), d.message().headers());
+                d.ack();
+            } else {
+                d.deadLetter("non-retryable: malformed", new AttemptRecord(1, Instant.now(), "malformed"));
+            }
+        });
+        for (int i = 0; i < n; i++) {
+            transport.publish(queue, OutgoingMessage.of("m-" + i, "x".getBytes(StandardCharsets.UTF_8)));
+        }
+        Eventually.await(Duration.ofSeconds(10), n + " dead letters", () -> transport.depth(queue) == n);
+    }
+}
