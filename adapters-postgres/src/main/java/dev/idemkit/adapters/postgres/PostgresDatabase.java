@@ -139,6 +139,7 @@ public final class PostgresDatabase implements AutoCloseable {
             try {
                 migrate(ds, IDEMKIT_MIGRATIONS, "idemkit_schema_history");
                 if (!userMigrations.isEmpty()) {
+                    // the schema already holds idemkit's tables: the caller's history starts empty at version 0
                     migrate(ds, userMigrations.toArray(String[]::new), "flyway_schema_history");
                 }
                 EntityManagerFactory emf = new HibernatePersistenceConfiguration("idemkit-" + settings.schema())
@@ -166,6 +167,7 @@ public final class PostgresDatabase implements AutoCloseable {
         private void migrate(DataSource ds, String[] locations, String table) {
             var result = Flyway.configure().dataSource(ds).schemas(settings.schema())
                     .defaultSchema(settings.schema()).createSchemas(true).locations(locations).table(table)
+                    .baselineOnMigrate(true).baselineVersion("0")
                     .load().migrate();
             LOG.info("migrations {} applied to schema {}: {}", String.join(",", locations), settings.schema(),
                     result.migrationsExecuted);
