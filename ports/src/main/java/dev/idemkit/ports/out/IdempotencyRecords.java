@@ -28,7 +28,11 @@ public interface IdempotencyRecords {
      */
     boolean complete(ScopedKey key, KeyRecord.Completed done);
 
-    /** Removes the in-progress record (after a 5xx or a crash of the handler) so that a retry can execute. */
+    /**
+     * Removes the in-progress record (after a 5xx or a crash of the handler) so that a retry can execute,
+     * only if the record is still {@code running} (same fingerprint and creation time): a caller whose
+     * claim expired and was taken over never removes the new holder's claim, nor a completed record.
+     */
     void release(ScopedKey key, KeyRecord.InProgress running);
 
     /** The record under {@code key}, live or expired; empty when there is none. */
