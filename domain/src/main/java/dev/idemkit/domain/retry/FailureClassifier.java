@@ -1,5 +1,9 @@
 package dev.idemkit.domain.retry;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+
 /** Sorts failures into retryable and non-retryable. */
 @FunctionalInterface
 public interface FailureClassifier {
@@ -11,12 +15,11 @@ public interface FailureClassifier {
      */
     static FailureClassifier defaults() {
         return failure -> {
-            for (Throwable t = failure; t != null; t = t.getCause()) {
+            // a cause chain can loop (a.initCause(b); b.initCause(a)): stop at the first cause seen twice
+            Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+            for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
                 if (t instanceof NonRetryableException || t instanceof IllegalArgumentException) {
                     return FailureClass.NON_RETRYABLE;
-                }
-                if (t.getCause() == t) {
-                    break;
                 }
             }
             return FailureClass.RETRYABLE;
