@@ -1,0 +1,128 @@
+package dev.idemkit.adapters.redis;
+
+import dev.idemkit.domain.Fingerprint;
+import dev.idemkit.domain.httpkey.KeyRecord;
+import dev.idemkit.domain.httpkey.ScopedKey;
+import dev.idemkit.domain.httpkey.StoredResponse;
+import dev.idemkit.domain.inbox.InboxDelivery;
+import dev.idemkit.domain.inbox.InboxKey;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntConsumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Dedup checks per second against {@code redis-benchmark} running {@code SET key v NX PX} on the same server in
+ * the same run (the ceiling for one round trip per check). Not a test: run it with the command in the README.
+ * Each measurement runs for a fixed time; the whole run takes about two minutes.
+ */
+public final class RedisInboxBenchmark {
+    private static final long SECONDS = Long.getLong("bench.seconds", 4);
+    private static final Fingerprint BODY = Fingerprint.of("benchmark body");
+
+    public static void main(String[] args) throws Exception {
+        try (RedisTestServer redis = RedisTestServer.start("bench")) {
+            RedisInboxStore store = new RedisInboxStore(redis.client, redis.settings);
+            RedisBulkInbox bulk = new RedisBulkInbox(redis.client, store);
+            URI uri = URI.create(redis.settings.addresses().get(0));
+            System.out.printf("server %s, prefix %s, %d s per measurement, %d cores%n", uri, redis.prefix(), SECONDS,
+                    Runtime.getRuntime().availableProcessors());
+            measure(store, 16, "warm-up new keys", i -> store.runOnce(InboxKey.of("warm", "m-" + i), BODY, w -> null));
+            System.out.printf("%-7s %14s %14s %14s %10s %10s%n", "callers", "SET NX PX/s", "new keys/s", "duplicates/s",
+                    "new/SET", "dup/SET");
+            for (int callers : new int[] {1, 16, 50}) {
+                double set = redisBenchmark(uri, redis.prefix(), callers, 1);
+                String consumer = "c" + callers;
+                double fresh = measure(store, callers, "new", i -> store.runOnce(InboxKey.of(consumer, "m-" + i), BODY, w -> null));
+                long seeded = Math.min((long) (fresh * SECONDS), 200_000);
+                double dup = measure(store, callers, "dup",
+                        i -> store.runOnce(InboxKey.of(consumer, "m-" + (i % seeded)), BODY, w -> null));
+                System.out.printf("%-7d %14.0f %14.0f %14.0f %10.2f %10.2f%n", callers, set, fresh, dup, fresh / set, dup / set);
+            }
+            double setPipelined = redisBenchmark(uri, redis.prefix(), 16, 16);
+            int batchSize = 100;
+            double bulkNew = measure(store, 16, "bulk new", i -> bulk.runEachOnce(batch("bulk", i, batchSize), (d, w) -> null));
+            double bulkDup = measure(store, 16, "bulk dup", i -> bulk.runEachOnce(batch("bulk", i % 200, batchSize), (d, w) -> null));
+            System.out.printf("pipelined: SET NX PX -P 16 -c 16: %.0f/s; RBatch of %d, 16 callers: new keys %.0f checks/s (%.2f),"
+                    + " duplicates %.0f checks/s (%.2f)%n", setPipelined, batchSize, bulkNew * batchSize,
+                    bulkNew * batchSize / setPipelined, bulkDup * batchSize, bulkDup * batchSize / setPipelined);
+            memory(redis, store);
+        }
+    }
+
+    private static List<InboxDelivery> batch(String consumer, long n, int size) {
+        List<InboxDelivery> batch = new ArrayList<>(size);
+        for (int j = 0; j < size; j++) {
+            batch.add(new InboxDelivery(InboxKey.of(consumer, "b-" + n + "-" + j), BODY));
+        }
+        return batch;
+    }
+
+    /** Calls per second of {@code call} over {@link #SECONDS} with {@code callers} threads; call i gets a unique i. */
+    private static double measure(RedisInboxStore store, int callers, String what, IntConsumer call) throws Exception {
+        AtomicLong next = new AtomicLong();
+        long end = System.nanoTime() + SECONDS * 1_000_000_000L;
+        CountDownLatch done = new CountDownLatch(callers);
+        long start = System.nanoTime();
+        for (int t = 0; t < callers; t++) {
+            Thread thread = new Thread(() -> {
+                try {
+                    while (System.nanoTime() < end) {
+                        call.accept((int) next.getAndIncrement());
+                    }
+                } finally {
+                    done.countDown();
+                }
+            });
+            thread.start();
+        }
+        done.await();
+        return next.get() / ((System.nanoTime() - start) / 1e9);
+    }
+
+    /** redis-benchmark SET NX PX, keys under our prefix expiring after 5 s. */
+    private static double redisBenchmark(URI uri, String prefix, int clients, int pipeline) throws Exception {
+        int n = clients == 1 ? 30_000 : 200_000 * Math.max(1, pipeline / 4);
+        Process p = new ProcessBuilder("redis-benchmark", "-h", uri.getHost(), "-p", String.valueOf(uri.getPort()), "-q",
+                "-n", String.valueOf(n), "-c", String.valueOf(clients), "-P", String.valueOf(pipeline), "-r", "1000000",
+                "SET", prefix + ":rb:__rand_int__", "v", "NX", "PX", "5000").redirectErrorStream(true).start();
+        String out;
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            out = String.join("\n", r.lines().toList());
+        }
+        p.waitFor();
+        Matcher m = Pattern.compile("([0-9.]+) requests per second").matcher(out.replace('\r', '\n'));
+        double last = Double.NaN;
+        while (m.find()) {
+            last = Double.parseDouble(m.group(1));
+        }
+        return last;
+    }
+
+    private static void memory(RedisTestServer redis, RedisInboxStore store) {
+        InboxKey key = InboxKey.of("consumer-name", "0f8fad5b-d9cb-469f-a165-70867728950e");
+        store.runOnce(key, BODY, w -> null);
+        long inbox = redis.client.getBucket(store.layout().inbox(key)).sizeInMemory();
+        RedisIdempotencyRecords records = new RedisIdempotencyRecords(redis.client, redis.settings);
+        Instant now = Instant.now();
+        ScopedKey scoped = ScopedKey.of("client-42", "0f8fad5b-d9cb-469f-a165-70867728950e");
+        KeyRecord.InProgress running = new KeyRecord.InProgress(BODY, now, now.plusSeconds(86_400));
+        records.tryBegin(scoped, running, now);
+        byte[] body = "{\"id\":\"order-42\",\"status\":\"created\",\"amount\":1999}".getBytes(StandardCharsets.UTF_8);
+        records.complete(scoped, new KeyRecord.Completed(BODY, new StoredResponse(201,
+                Map.of("Content-Type", "application/json"), body), now, now.plusSeconds(86_400)));
+        long record = redis.client.getKeys().getKeysStreamByPattern(redis.prefix() + ":idem:*")
+                .mapToLong(k -> redis.client.getBucket(k).sizeInMemory()).sum();
+        System.out.printf("MEMORY USAGE: completed inbox key %d bytes (key %d chars); Idempotency-Key record with a %d-byte"
+                + " body %d bytes%n", inbox, store.layout().inbox(key).length(), body.length, record);
+    }
+}
