@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.EffectFailedException;
-import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.PersistenceUnitTransactionType;
 import java.util.ArrayList;
@@ -172,9 +171,5 @@ public final class PostgresDatabase implements AutoCloseable {
             LOG.info("migrations {} applied to schema {}: {}", String.join(",", locations), settings.schema(),
                     result.migrationsExecuted);
         }
-    }
-
-    EntityManager newEntityManager() {
-        return emf.createEntityManager();
     }
 }

@@ -1,6 +1,7 @@
 package dev.idemkit.adapters.postgres;
 
 import dev.idemkit.domain.Fingerprint;
+import dev.idemkit.domain.Outcome;
 import dev.idemkit.domain.inbox.Inbox;
 import dev.idemkit.domain.inbox.InboxDelivery;
 import dev.idemkit.domain.inbox.InboxKey;
@@ -9,7 +10,6 @@ import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.out.StoreUnavailableException;
-import dev.idemkit.domain.Outcome;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
