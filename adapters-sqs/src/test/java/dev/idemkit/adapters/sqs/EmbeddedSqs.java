@@ -13,7 +13,10 @@ import org.elasticmq.actor.QueueManagerActor;
 import org.elasticmq.rest.sqs.SQSRestServer;
 import org.elasticmq.rest.sqs.SQSRestServerBuilder;
 import org.elasticmq.util.NowProvider;
+import java.util.concurrent.TimeUnit;
 import scala.Option;
+import scala.concurrent.Await;
+import scala.concurrent.duration.FiniteDuration;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
 /**
@@ -95,6 +98,14 @@ final class EmbeddedSqs implements AutoCloseable {
 
     @Override
     public void close() {
+        // the JDK keeps idle keep-alive connections open; without a hard deadline the HTTP server waits
+        // for them (about a minute) before it stops
+        try {
+            Await.result(server.waitUntilStarted().terminate(FiniteDuration.create(1, TimeUnit.SECONDS)),
+                    FiniteDuration.create(5, TimeUnit.SECONDS));
+        } catch (Exception e) {
+            throw new IllegalStateException("embedded SQS did not stop", e);
+        }
         server.stopAndWait();
         if (system != null) {
             system.terminate();
