@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -47,10 +48,11 @@ public final class InMemoryMessageTransport implements MessageTransport, DeadLet
     public static final String REDRIVE_REASON = "x-idemkit-redrive-reason";
     public static final int DEFAULT_CONCURRENCY = 8;
     private static final System.Logger LOG = System.getLogger(InMemoryMessageTransport.class.getName());
-    private static final Duration GRACE = Duration.ofSeconds(5);
+    private static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
 
     private final int concurrency;
     private final Clock clock;
+    private final Duration grace;
     private final ExecutorService workers = Executors.newCachedThreadPool(daemons("in-memory-delivery"));
     private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(daemons("in-memory-retry"));
     private final Object lock = new Object();
@@ -62,11 +64,20 @@ public final class InMemoryMessageTransport implements MessageTransport, DeadLet
     }
 
     public InMemoryMessageTransport(int concurrency, Clock clock) {
+        this(concurrency, clock, DEFAULT_GRACE);
+    }
+
+    /**
+     * @param concurrency the most unsettled deliveries one subscription holds at once
+     * @param grace how long closing a subscription waits for in-flight deliveries before giving them back
+     */
+    public InMemoryMessageTransport(int concurrency, Clock clock, Duration grace) {
         if (concurrency < 1) {
             throw new IllegalArgumentException("concurrency must be at least 1, got " + concurrency);
         }
         this.concurrency = concurrency;
-        this.clock = clock;
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.grace = Objects.requireNonNull(grace, "grace");
     }
 
     @Override
@@ -248,9 +259,9 @@ public final class InMemoryMessageTransport implements MessageTransport, DeadLet
                 }
                 stopped = true;
                 state(queue).consumers.remove(this);
-                long deadline = System.nanoTime() + GRACE.toNanos();
+                long deadline = System.nanoTime() + grace.toNanos();
                 try {
-                    for (long left = GRACE.toNanos(); !inFlight.isEmpty() && left > 0; left = deadline - System.nanoTime()) {
+                    for (long left = grace.toNanos(); !inFlight.isEmpty() && left > 0; left = deadline - System.nanoTime()) {
                         TimeUnit.NANOSECONDS.timedWait(lock, left);
                     }
                 } catch (InterruptedException e) {
