@@ -28,18 +28,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code ./mvnw -q -pl adapters-postgres test-compile exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=dev.idemkit.adapters.postgres.InboxBenchmark}
  * Options (system properties): {@code bench.seconds} (per measurement, default 3), {@code
- * bench.preload} (keys preloaded for case 6, default 1000000).
+ * bench.preload} (keys preloaded for case 6, default 1000000), {@code bench.accounts} (accounts the
+ * effect spreads over, default 65536).
  */
 public final class InboxBenchmark {
-    private static final int ACCOUNTS = 1024;
+    private static final int ACCOUNTS = Integer.getInteger("bench.accounts", 65_536);
     private static final int BATCH = 100;
     private static final int[] THREADS = {1, 4, 16};
     static final String EFFECT = "UPDATE accounts SET balance = balance + ? WHERE id = ?";
-    static final String BATCH_EFFECT = """
-            UPDATE accounts a SET balance = a.balance + v.amount
-            FROM unnest(?::text[], ?::bigint[]) AS v(id, amount)
-            WHERE a.id = v.id
-            """;
     private static final Fingerprint FP = Fingerprint.of("credit 1");
 
     /** One operation of a case on one thread; returns how many messages it handled. */
@@ -127,16 +123,19 @@ public final class InboxBenchmark {
             deliveries.add(new InboxDelivery(InboxKey.of(consumer, "m-" + n + "-" + i), FP));
         }
         inbox.runBatch(deliveries, (work, fresh) -> {
-            // the effect of the whole batch as ONE set-based statement over the new messages
+            // the effects as ONE JDBC batch, accounts in id order so that concurrent batches lock rows in the
+            // same order (a set-based UPDATE ... FROM unnest(...) joins in any order and deadlocks here)
             TreeMap<String, Long> perAccount = new TreeMap<>();
             for (InboxDelivery d : fresh) {
                 perAccount.merge("acc-" + Math.floorMod(d.key().messageId().value().hashCode(), ACCOUNTS), 1L, Long::sum);
             }
-            Connection c = work.connection();
-            try (PreparedStatement ps = c.prepareStatement(BATCH_EFFECT)) {
-                ps.setArray(1, c.createArrayOf("text", perAccount.keySet().toArray()));
-                ps.setArray(2, c.createArrayOf("bigint", perAccount.values().toArray()));
-                ps.executeUpdate();
+            try (PreparedStatement ps = work.connection().prepareStatement(EFFECT)) {
+                for (var e : perAccount.entrySet()) {
+                    ps.setLong(1, e.getValue());
+                    ps.setString(2, e.getKey());
+                    ps.addBatch();
+                }
+                ps.executeBatch();
             }
         });
         return BATCH;
