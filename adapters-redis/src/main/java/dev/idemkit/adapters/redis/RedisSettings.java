@@ -93,7 +93,8 @@ public record RedisSettings(List<String> addresses, Topology topology, String pa
         return fromEnvironment(System.getenv());
     }
 
-    static RedisSettings fromEnvironment(Map<String, String> env) {
+    /** As {@link #fromEnvironment()}, from the given variables (for an application that resolves its own settings). */
+    public static RedisSettings fromEnvironment(Map<String, String> env) {
         RedisSettings d = defaults();
         String password = env.getOrDefault("IDEMKIT_REDIS_PASSWORD", "");
         List<String> addresses = new java.util.ArrayList<>();
