@@ -1,0 +1,113 @@
+package dev.idemkit.app;
+
+import dev.idemkit.app.config.AppSettings;
+import dev.idemkit.app.config.Sources;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/**
+ * The settings every subcommand accepts. A flag wins over the environment variable of the same name
+ * ({@code --pg-url} / {@code IDEMKIT_PG_URL}), which wins over the properties file ({@code pg.url}).
+ */
+public final class GlobalOptions {
+    @Option(names = "--config", paramLabel = "FILE", description = "properties file with settings (env IDEMKIT_CONFIG)")
+    String config;
+
+    @Option(names = "--store", paramLabel = "postgres|redis", description = "dedup store (default postgres)")
+    String store;
+
+    @Option(names = "--transport", paramLabel = "rabbit|sqs", description = "message transport (default sqs)")
+    String transport;
+
+    @Option(names = "--pg-url", paramLabel = "JDBC_URL", description = "PostgreSQL; absent: embedded PostgreSQL")
+    String pgUrl;
+
+    @Option(names = "--pg-user", description = "PostgreSQL user (default postgres)")
+    String pgUser;
+
+    @Option(names = "--pg-password", description = "PostgreSQL password (prefer IDEMKIT_PG_PASSWORD)")
+    String pgPassword;
+
+    @Option(names = "--pg-schema", description = "schema for idemkit's and the app's tables (default public)")
+    String pgSchema;
+
+    @Option(names = "--redis-url", paramLabel = "URL", description = "default redis://127.0.0.1:6379")
+    String redisUrl;
+
+    @Option(names = "--rabbit-uri", paramLabel = "URI", description = "default amqp://guest:guest@127.0.0.1:5672/%%2F")
+    String rabbitUri;
+
+    @Option(names = "--sqs-endpoint", paramLabel = "URL", description = "SQS endpoint; absent: embedded ElasticMQ")
+    String sqsEndpoint;
+
+    @Option(names = "--sqs-region", description = "AWS region (default us-east-1)")
+    String sqsRegion;
+
+    @Option(names = "--http-port", description = "HTTP port for serve (default 8080; 0 picks a free one)")
+    String httpPort;
+
+    @Option(names = "--api-key", paramLabel = "CLIENT=KEY", description = "client credential, repeatable (env IDEMKIT_API_KEYS=a=k1,b=k2)")
+    List<String> apiKeys = new ArrayList<>();
+
+    @Option(names = "--max-attempts", description = "deliveries before dead-lettering (default 3)")
+    String maxAttempts;
+
+    @Option(names = "--backoff-base", description = "first retry ceiling, e.g. 1s (default 1s)")
+    String backoffBase;
+
+    @Option(names = "--backoff-cap", description = "largest retry delay, e.g. 60s (default 60s)")
+    String backoffCap;
+
+    @Option(names = "--dlq-alert-threshold", description = "alert when a DLQ holds more than this (default 10)")
+    String dlqAlertThreshold;
+
+    @Option(names = "--inbox-retention", description = "how long processed keys are kept (default 7d)")
+    String inboxRetention;
+
+    @Option(names = "--dlq-retention", description = "how long dead letters may wait for a redrive (default 4d)")
+    String dlqRetention;
+
+    @Option(names = "--concurrency", description = "deliveries processed at once per consumer (default 4)")
+    String concurrency;
+
+    Map<String, String> flags() {
+        Map<String, String> f = new LinkedHashMap<>();
+        put(f, "config", config);
+        put(f, "store", store);
+        put(f, "transport", transport);
+        put(f, "pg.url", pgUrl);
+        put(f, "pg.user", pgUser);
+        put(f, "pg.password", pgPassword);
+        put(f, "pg.schema", pgSchema);
+        put(f, "redis.url", redisUrl);
+        put(f, "rabbit.uri", rabbitUri);
+        put(f, "sqs.endpoint", sqsEndpoint);
+        put(f, "sqs.region", sqsRegion);
+        put(f, "http.port", httpPort);
+        put(f, "api.keys", apiKeys.isEmpty() ? null : String.join(",", apiKeys));
+        put(f, "max.attempts", maxAttempts);
+        put(f, "backoff.base", backoffBase);
+        put(f, "backoff.cap", backoffCap);
+        put(f, "dlq.alert.threshold", dlqAlertThreshold);
+        put(f, "inbox.retention", inboxRetention);
+        put(f, "dlq.retention", dlqRetention);
+        put(f, "concurrency", concurrency);
+        return f;
+    }
+
+    /**
+     * @throws dev.idemkit.app.config.ConfigException naming the bad setting
+     */
+    public AppSettings resolve(Map<String, String> environment) {
+        return AppSettings.resolve(Sources.of(flags(), environment));
+    }
+
+    private static void put(Map<String, String> f, String k, String v) {
+        if (v != null) {
+            f.put(k, v);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package dev.idemkit.app;
+
+import dev.idemkit.app.config.AppSettings;
+import dev.idemkit.app.config.ConfigException;
+import dev.idemkit.app.http.ApiKeys;
+import dev.idemkit.app.http.PaymentsApi;
+import dev.idemkit.app.wiring.Assembly;
+import dev.idemkit.app.wiring.ConsumerKind;
+import dev.idemkit.ports.in.DeadLetters;
+import dev.idemkit.ports.out.Subscription;
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code idemkit serve}: the consumers of {@code orders.placed} and {@code accounts.credit}, the HTTP
+ * API, metrics, scheduled retention and DLQ alerting. On SIGTERM it stops taking work, lets in-flight
+ * deliveries settle (unsettled ones go back to the broker), then closes.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Run the consumers, the payments API, metrics, retention and DLQ alerting.")
+final class ServeCommand extends AppCommand {
+    private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
+
+    @Option(names = "--retention-every", defaultValue = "600", description = "seconds between retention runs (default 600)")
+    long retentionEverySeconds;
+
+    @Option(names = "--dlq-check-every", defaultValue = "30", description = "seconds between DLQ depth checks (default 30)")
+    long dlqEverySeconds;
+
+    @Override
+    public Integer call() throws Exception {
+        AppSettings settings = settings();
+        Map<String, String> keys = new LinkedHashMap<>(settings.apiKeys());
+        if (keys.isEmpty()) {
+            byte[] random = new byte[16];
+            new SecureRandom().nextBytes(random);
+            keys.put("demo", "demo-" + HexFormat.of().formatHex(random));
+            out().println("idemkit no API keys configured: generated one for client 'demo' (this run only):");
+            out().println("idemkit   Authorization: Bearer " + keys.get("demo"));
+        }
+        ApiKeys apiKeys = ApiKeys.of(keys);
+        CountDownLatch stopped = new CountDownLatch(1);
+        try (Assembly assembly = assemble(settings)) {
+            List<Subscription> subscriptions = new ArrayList<>();
+            PaymentsApi api;
+            try {
+                api = new PaymentsApi(new InetSocketAddress(settings.httpPort()), assembly.idempotentRequests(),
+                        assembly.store().ledger(), apiKeys, assembly.metrics(), () -> Map.of(
+                                "store", assembly.store().health()));
+            } catch (BindException e) {
+                throw new ConfigException("http.port", "port " + settings.httpPort() + " is already in use");
+            } catch (IOException e) {
+                throw new ConfigException("http.port", "cannot listen on port " + settings.httpPort() + ": "
+                        + e.getMessage());
+            }
+            ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "idemkit-scheduler");
+                t.setDaemon(true);
+                return t;
+            });
+            try {
+                for (ConsumerKind kind : ConsumerKind.values()) {
+                    subscriptions.add(assembly.transport().subscribe(kind.queue(), assembly.consumer(kind)));
+                    DeadLetters dlq = assembly.deadLetters(kind.consumerName(),
+                            alert -> LOG.error("ALERT {}", alert.summary()));
+                    scheduler.scheduleWithFixedDelay(() -> checkDlq(assembly, dlq, kind.queue()), 0, dlqEverySeconds,
+                            TimeUnit.SECONDS);
+                }
+                scheduler.scheduleWithFixedDelay(() -> retention(assembly), retentionEverySeconds,
+                        retentionEverySeconds, TimeUnit.SECONDS);
+                out().println("idemkit consuming " + ConsumerKind.RESERVE_INVENTORY.queue() + " and "
+                        + ConsumerKind.CREDIT_ACCOUNT.queue());
+                out().println("idemkit HTTP on http://localhost:" + api.port()
+                        + "  (POST /payments, GET /payments/{id}, GET /health, GET /metrics)");
+                Thread hook = new Thread(() -> {
+                    out().println("idemkit stopping: no new work; letting in-flight deliveries settle");
+                    subscriptions.forEach(Subscription::close);
+                    api.close();
+                    stopped.countDown();
+                }, "idemkit-shutdown");
+                Runtime.getRuntime().addShutdownHook(hook);
+                stopped.await();
+            } finally {
+                scheduler.shutdownNow();
+            }
+        }
+        return 0;
+    }
+
+    private static void checkDlq(Assembly assembly, DeadLetters dlq, String queue) {
+        try {
+            assembly.metrics().dlqDepth(queue, dlq.depth(queue));
+            dlq.checkDepth(queue);
+        } catch (RuntimeException e) {
+            LOG.warn("DLQ check of {} failed: {}", queue, e.toString());
+        }
+    }
+
+    private static void retention(Assembly assembly) {
+        try {
+            LOG.info("retention: {}", assembly.store().purgeExpired(assembly.clock().now()));
+        } catch (RuntimeException e) {
+            LOG.warn("retention failed: {}", e.toString());
+        }
+    }
+}

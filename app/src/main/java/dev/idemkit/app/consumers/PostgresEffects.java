@@ -1,0 +1,109 @@
+package dev.idemkit.app.consumers;
+
+import dev.idemkit.adapters.postgres.JpaUnitOfWork;
+import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.ports.service.MessageHandler;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/** The effects in PostgreSQL, as plain SQL on the inbox's own transaction. */
+public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
+    private static final String CREDIT = """
+            INSERT INTO accounts (id, balance) VALUES (?, ?)
+            ON CONFLICT (id) DO UPDATE SET balance = accounts.balance + EXCLUDED.balance
+            """;
+    private static final String RESERVE = """
+            INSERT INTO inventory_reservations (order_id, customer_id, items, reserved_at)
+            VALUES (?, ?, ?::jsonb, now())
+            ON CONFLICT (order_id) DO NOTHING
+            """;
+    private static final String BALANCE = "SELECT balance FROM accounts WHERE id = ?";
+    private static final String RESERVATIONS = "SELECT count(*) FROM inventory_reservations WHERE order_id = ?";
+    private static final String INBOX_CONSTRAINT = """
+            SELECT c.conname, pg_get_constraintdef(c.oid)
+              FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+              JOIN pg_namespace n ON n.oid = t.relnamespace
+             WHERE t.relname = 'processed_messages' AND n.nspname = ? AND c.contype IN ('p', 'u')
+            """;
+
+    private final PostgresDatabase db;
+
+    public PostgresEffects(PostgresDatabase db) {
+        this.db = db;
+    }
+
+    @Override
+    public MessageHandler<JpaUnitOfWork> reserveInventory() {
+        return (message, work) -> {
+            OrderPlaced order = OrderPlaced.parse(message.body());
+            try (PreparedStatement ps = work.connection().prepareStatement(RESERVE)) {
+                ps.setString(1, order.orderId());
+                ps.setString(2, order.customerId());
+                ps.setString(3, new String(CanonicalItems.json(order.items()), java.nio.charset.StandardCharsets.UTF_8));
+                ps.executeUpdate();
+            }
+        };
+    }
+
+    @Override
+    public MessageHandler<JpaUnitOfWork> creditAccount() {
+        return (message, work) -> credit(work.connection(), AccountCredit.parse(message.body()));
+    }
+
+    @Override
+    public void creditWithoutIdempotency(AccountCredit credit) {
+        db.inTransaction(work -> {
+            credit(work.connection(), credit);
+            return null;
+        });
+    }
+
+    private static void credit(Connection c, AccountCredit credit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(CREDIT)) {
+            ps.setString(1, credit.accountId());
+            ps.setBigDecimal(2, credit.amount());
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public BigDecimal balance(String accountId) {
+        return db.inTransaction(work -> {
+            try (PreparedStatement ps = work.connection().prepareStatement(BALANCE)) {
+                ps.setString(1, accountId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? rs.getBigDecimal(1) : BigDecimal.ZERO;
+                }
+            }
+        });
+    }
+
+    @Override
+    public long reservations(String orderId) {
+        return db.inTransaction(work -> {
+            try (PreparedStatement ps = work.connection().prepareStatement(RESERVATIONS)) {
+                ps.setString(1, orderId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
+
+    @Override
+    public String dedupEvidence() {
+        return db.inTransaction(work -> {
+            try (PreparedStatement ps = work.connection().prepareStatement(INBOX_CONSTRAINT)) {
+                ps.setString(1, db.schema());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? "PostgreSQL constraint " + rs.getString(1) + " " + rs.getString(2)
+                            + " on " + db.schema() + ".processed_messages" : "NO unique constraint on processed_messages";
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,57 @@
+package dev.idemkit.app.metrics;
+
+import dev.idemkit.domain.ConsumerName;
+import dev.idemkit.ports.out.ConsumerEvents;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The app's meters: {@code idemkit_messages_total{consumer,decision}} (processed, duplicate, stale,
+ * retried, dead_lettered), {@code idemkit_store_latency_seconds{consumer}},
+ * {@code idemkit_dlq_depth{queue}}, {@code idemkit_http_requests_total{outcome}} (executed, replayed,
+ * conflict, mismatch, bad_request, unauthorized).
+ */
+public final class Metrics implements ConsumerEvents {
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Map<String, AtomicLong> dlqDepths = new ConcurrentHashMap<>();
+
+    @Override
+    public void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency) {
+        Counter.builder("idemkit_messages").tag("consumer", consumer.value())
+                .tag("decision", decision.name().toLowerCase(Locale.ROOT)).register(registry).increment();
+        if (!storeLatency.isZero()) {
+            Timer.builder("idemkit_store_latency").tag("consumer", consumer.value()).register(registry)
+                    .record(storeLatency);
+        }
+    }
+
+    public void dlqDepth(String queue, long depth) {
+        dlqDepths.computeIfAbsent(queue, q -> {
+            AtomicLong holder = new AtomicLong();
+            Gauge.builder("idemkit_dlq_depth", holder, AtomicLong::get).tag("queue", q).register(registry);
+            return holder;
+        }).set(depth);
+    }
+
+    public void httpOutcome(String outcome) {
+        Counter.builder("idemkit_http_requests").tag("outcome", outcome).register(registry).increment();
+    }
+
+    public double count(String name, String tagKey, String tagValue) {
+        Counter c = registry.find(name).tag(tagKey, tagValue).counter();
+        return c == null ? 0 : c.count();
+    }
+
+    /** Prometheus text exposition. */
+    public String scrape() {
+        return registry.scrape();
+    }
+}

@@ -1,0 +1,26 @@
+package dev.idemkit.app.payments;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.idemkit.app.json.CanonicalJson;
+import dev.idemkit.domain.httpkey.ClientId;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+
+/** One charge, owned by the client that made it. */
+public record Payment(String id, ClientId client, PaymentRequest request, Instant createdAt) {
+    public Payment {
+        createdAt = createdAt.truncatedTo(ChronoUnit.MICROS);
+    }
+
+    /** The JSON a client sees; the owner's client id is not part of it. */
+    public byte[] toJson() {
+        ObjectNode node = CanonicalJson.MAPPER.createObjectNode();
+        node.put("id", id);
+        node.put("status", "succeeded");
+        node.put("amount", request.amount());
+        node.put("currency", request.currency());
+        node.put("account_id", request.accountId());
+        node.put("created_at", createdAt.toString());
+        return CanonicalJson.canonical(node);
+    }
+}

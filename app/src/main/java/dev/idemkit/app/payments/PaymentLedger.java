@@ -1,0 +1,15 @@
+package dev.idemkit.app.payments;
+
+import dev.idemkit.domain.httpkey.ClientId;
+import java.util.Optional;
+
+/** Where charges are written. A charge is NOT idempotent by itself: the Idempotency-Key flow guards it. */
+public interface PaymentLedger {
+    Payment charge(ClientId client, PaymentRequest request);
+
+    /** The payment with this id if it belongs to {@code client}; another client's payment is not found. */
+    Optional<Payment> find(ClientId client, String paymentId);
+
+    /** How many charges exist for an account (for the exercises). */
+    long countForAccount(String accountId);
+}

@@ -1,0 +1,241 @@
+package dev.idemkit.app.wiring;
+
+import dev.idemkit.adapters.postgres.PostgresSettings;
+import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
+import dev.idemkit.adapters.rabbit.RabbitSettings;
+import dev.idemkit.adapters.sqs.SqsMessageTransport;
+import dev.idemkit.adapters.sqs.SqsSettings;
+import dev.idemkit.app.config.AppSettings;
+import dev.idemkit.app.config.ConfigException;
+import dev.idemkit.app.metrics.Metrics;
+import dev.idemkit.domain.ConsumerName;
+import dev.idemkit.domain.deadletter.AlertPolicy;
+import dev.idemkit.domain.httpkey.KeyPolicy;
+import dev.idemkit.domain.retry.Backoff;
+import dev.idemkit.domain.retry.FailureClassifier;
+import dev.idemkit.domain.retry.Jitter;
+import dev.idemkit.domain.retry.RetryPolicy;
+import dev.idemkit.ports.in.DeadLetters;
+import dev.idemkit.ports.in.IdempotentRequests;
+import dev.idemkit.ports.out.Alerts;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.DeadLetterQueue;
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.UnitOfWork;
+import dev.idemkit.ports.service.ConsumerRuntime;
+import dev.idemkit.ports.service.ConsumerSettings;
+import dev.idemkit.ports.service.DeadLetterService;
+import dev.idemkit.ports.service.IdempotentRequestService;
+import dev.idemkit.ports.service.MessageHandler;
+import dev.idemkit.ports.service.ProcessedKeys;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The adapters chosen by configuration, started and wired: a store binding, a transport and its
+ * dead-letter queue, metrics, and the services of {@code ports} on top. Where nothing is configured,
+ * embedded real engines are started (and {@link #banner()} says so). Closes everything it started.
+ */
+public final class Assembly implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Assembly.class);
+
+    private final AppSettings settings;
+    private final EmbeddedEngines engines;
+    private final StoreBinding<?> store;
+    private final TransportBinding transport;
+    private final Metrics metrics = new Metrics();
+    private final Clock clock = Clock.system();
+    private final List<String> banner = new ArrayList<>();
+
+    private Assembly(AppSettings settings, EmbeddedEngines engines, StoreBinding<?> store, TransportBinding transport) {
+        this.settings = settings;
+        this.engines = engines;
+        this.store = store;
+        this.transport = transport;
+        banner.add("store:     " + store.describe());
+        banner.add("transport: " + transport.description());
+        banner.add("guarantee: " + guaranteeLine());
+    }
+
+    /**
+     * Starts what the settings name.
+     *
+     * @throws ConfigException when the dedup window is shorter than the redelivery horizon
+     * @throws RuntimeException when a service cannot be reached (the message names it)
+     */
+    public static Assembly start(AppSettings settings) {
+        checkDedupWindow(settings);
+        EmbeddedEngines engines = new EmbeddedEngines();
+        StoreBinding<?> store = null;
+        try {
+            store = storeFor(settings, engines);
+            TransportBinding transport = TransportBinding.start(settings, engines);
+            return new Assembly(settings, engines, store, transport);
+        } catch (RuntimeException e) {
+            if (store != null) {
+                store.close();
+            }
+            engines.close();
+            throw e;
+        }
+    }
+
+    private static StoreBinding<?> storeFor(AppSettings s, EmbeddedEngines engines) {
+        if (s.store() == AppSettings.StoreKind.REDIS) {
+            return new RedisBinding(s.redisUrl(), s.inboxRetention());
+        }
+        String url = s.pgUrl().orElseGet(engines::postgresJdbcUrl);
+        String origin = s.pgUrl().isPresent() ? "at" : "(embedded, started in this process) at";
+        return new PostgresBinding(new PostgresSettings(url, s.pgUser(), s.pgPassword(), s.pgSchema(), 16),
+                s.inboxRetention(), origin);
+    }
+
+    /**
+     * DESIGN.md section 6: the dedup window must outlive every way a message can come back, i.e. all
+     * retry delays plus the time a dead letter may wait for its redrive.
+     */
+    static void checkDedupWindow(AppSettings s) {
+        Duration horizon = retryPolicy(s).longestRetryHorizon().plus(s.dlqRetention());
+        if (s.inboxRetention().compareTo(horizon) < 0) {
+            throw new ConfigException("inbox.retention", "the dedup window " + s.inboxRetention()
+                    + " is shorter than the longest redelivery horizon " + horizon + " (retries "
+                    + retryPolicy(s).longestRetryHorizon() + " + dlq.retention " + s.dlqRetention()
+                    + "); a message could come back after its key was purged");
+        }
+    }
+
+    public static RetryPolicy retryPolicy(AppSettings s) {
+        return new RetryPolicy(s.maxAttempts(), Backoff.exponential(s.backoffBase(), s.backoffCap(), Jitter.FULL),
+                FailureClassifier.defaults());
+    }
+
+    /** What was assembled, for the start-up banner: engines, and the guarantee of the combination. */
+    public List<String> banner() {
+        return List.copyOf(banner);
+    }
+
+    public String guaranteeLine() {
+        return store.guarantee().description() + " (for the app's effects, which live in the store); for effects"
+                + " anywhere else: duplicates reduced, not excluded";
+    }
+
+    public AppSettings settings() {
+        return settings;
+    }
+
+    public StoreBinding<?> store() {
+        return store;
+    }
+
+    public MessageTransport transport() {
+        return transport.transport();
+    }
+
+    public DeadLetterQueue deadLetterQueue() {
+        return transport.deadLetters();
+    }
+
+    public TransportBinding transportBinding() {
+        return transport;
+    }
+
+    public Metrics metrics() {
+        return metrics;
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    public EmbeddedEngines engines() {
+        return engines;
+    }
+
+    public IdempotentRequests idempotentRequests() {
+        return new IdempotentRequestService(store.idempotencyRecords(), KeyPolicy.defaults(), clock);
+    }
+
+    /** The consumer runtime for one of the app's consumers, with the configured retry policy. */
+    public DeliveryHandler consumer(ConsumerKind kind) {
+        return consumer(store, kind.consumerName(), kind);
+    }
+
+    /** The same, under another consumer name (exercises use fresh names). */
+    public DeliveryHandler consumer(String consumerName, ConsumerKind kind) {
+        return consumer(store, consumerName, kind);
+    }
+
+    /** A consumer running any handler on this store's unit of work. */
+    public <U extends UnitOfWork> DeliveryHandler consumer(StoreBinding<U> binding, String consumerName,
+            MessageHandler<? super U> handler) {
+        return consumer(binding, consumerName, handler, retryPolicy(settings));
+    }
+
+    /** A consumer running any handler on this store's unit of work, with its own retry policy. */
+    public <U extends UnitOfWork> DeliveryHandler consumer(StoreBinding<U> binding, String consumerName,
+            MessageHandler<? super U> handler, RetryPolicy policy) {
+        ConsumerSettings cs = ConsumerSettings.defaults(consumerName).withRetryPolicy(policy);
+        SplittableRandom random = new SplittableRandom();
+        return new ConsumerRuntime<>(cs, binding.inbox(), handler, () -> {
+            synchronized (random) {
+                return random.nextDouble();
+            }
+        }, clock, metrics);
+    }
+
+    private <U extends UnitOfWork> DeliveryHandler consumer(StoreBinding<U> binding, String name, ConsumerKind kind) {
+        return consumer(binding, name, kind.handler(binding.effects()));
+    }
+
+    /** Dead-letter operations for a queue whose consumer is {@code kind}, alerting through {@code alerts}. */
+    public DeadLetters deadLetters(String consumerName, Alerts alerts) {
+        return new DeadLetterService(deadLetterQueue(), alerts, new AlertPolicy(settings.dlqAlertThreshold()), clock,
+                ProcessedKeys.of(store.inbox(), ConsumerName.of(consumerName)));
+    }
+
+    /**
+     * An SQS transport for exercise 3 (which is about SQS FIFO whatever the configured transport): the
+     * configured one when it is SQS, otherwise one on the configured SQS endpoint or the embedded server.
+     * The caller closes it unless it is {@link #transportBinding()}.
+     */
+    public TransportBinding sqsBinding() {
+        if (transport.kind() == AppSettings.TransportKind.SQS) {
+            return transport;
+        }
+        AppSettings asSqs = new AppSettings(settings.store(), AppSettings.TransportKind.SQS, settings.pgUrl(),
+                settings.pgUser(), settings.pgPassword(), settings.pgSchema(), settings.redisUrl(), settings.rabbitUri(),
+                settings.sqsEndpoint(), settings.sqsRegion(), settings.httpPort(), settings.apiKeys(),
+                settings.maxAttempts(), settings.backoffBase(), settings.backoffCap(), settings.dlqAlertThreshold(),
+                settings.inboxRetention(), settings.dlqRetention(), settings.concurrency());
+        return TransportBinding.start(asSqs, engines);
+    }
+
+    @Override
+    public void close() {
+        try {
+            transport.close();
+        } catch (RuntimeException e) {
+            LOG.warn("closing the transport failed: {}", e.toString());
+        }
+        try {
+            store.close();
+        } catch (RuntimeException e) {
+            LOG.warn("closing the store failed: {}", e.toString());
+        }
+        engines.close();
+    }
+
+    static RabbitMessageTransport rabbit(AppSettings s) {
+        return new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.rabbitUri())
+                .withConsumers(s.concurrency()).withMaxAttemptsHint(s.maxAttempts()));
+    }
+
+    static SqsMessageTransport sqs(SqsSettings s) {
+        return new SqsMessageTransport(s);
+    }
+}

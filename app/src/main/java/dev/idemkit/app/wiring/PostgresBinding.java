@@ -1,0 +1,95 @@
+package dev.idemkit.app.wiring;
+
+import dev.idemkit.adapters.postgres.JpaUnitOfWork;
+import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.adapters.postgres.PostgresIdempotencyRecords;
+import dev.idemkit.adapters.postgres.PostgresInboxStore;
+import dev.idemkit.adapters.postgres.PostgresRetention;
+import dev.idemkit.adapters.postgres.PostgresSettings;
+import dev.idemkit.app.consumers.BusinessEffects;
+import dev.idemkit.app.consumers.PostgresEffects;
+import dev.idemkit.app.payments.JdbcPaymentLedger;
+import dev.idemkit.app.payments.PaymentLedger;
+import dev.idemkit.ports.out.Guarantee;
+import dev.idemkit.ports.out.IdempotencyRecords;
+import dev.idemkit.ports.out.InboxStore;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+
+/** The PostgreSQL store: idemkit's tables and the app's (accounts, inventory_reservations, payments) in one schema. */
+final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
+    static final String APP_MIGRATIONS = "classpath:db/migration/app";
+
+    private final PostgresDatabase db;
+    private final PostgresInboxStore inbox;
+    private final PostgresIdempotencyRecords records;
+    private final PostgresEffects effects;
+    private final JdbcPaymentLedger ledger;
+    private final PostgresRetention retention;
+    private final Duration inboxRetention;
+    private final String description;
+
+    PostgresBinding(PostgresSettings settings, Duration inboxRetention, String origin) {
+        this.db = PostgresDatabase.builder(settings).userMigrations(APP_MIGRATIONS)
+                .schemaCheck(PostgresDatabase.SchemaCheck.NONE).start();
+        this.inbox = new PostgresInboxStore(db);
+        this.records = new PostgresIdempotencyRecords(db);
+        this.effects = new PostgresEffects(db);
+        this.ledger = new JdbcPaymentLedger(db.dataSource());
+        this.retention = new PostgresRetention(db);
+        this.inboxRetention = inboxRetention;
+        this.description = "PostgreSQL " + origin + " " + settings.url() + " schema " + settings.schema();
+    }
+
+    @Override
+    public InboxStore<JpaUnitOfWork> inbox() {
+        return inbox;
+    }
+
+    @Override
+    public BusinessEffects<JpaUnitOfWork> effects() {
+        return effects;
+    }
+
+    @Override
+    public IdempotencyRecords idempotencyRecords() {
+        return records;
+    }
+
+    @Override
+    public PaymentLedger ledger() {
+        return ledger;
+    }
+
+    @Override
+    public Guarantee guarantee() {
+        return inbox.guarantee();
+    }
+
+    @Override
+    public String describe() {
+        return description;
+    }
+
+    @Override
+    public String purgeExpired(Instant now) {
+        PostgresRetention.Report r = retention.purge(now, inboxRetention, 1000, 100);
+        return "purged " + r.processedMessages() + " processed keys older than " + inboxRetention + " and "
+                + r.idempotencyRecords() + " expired Idempotency-Key records";
+    }
+
+    @Override
+    public String health() {
+        try (Connection c = db.dataSource().getConnection()) {
+            return c.isValid(2) ? "UP" : "DOWN: connection not valid";
+        } catch (java.sql.SQLException e) {
+            return "DOWN: " + e.getMessage();
+        }
+    }
+
+    @Override
+    public void close() {
+        db.close();
+    }
+}

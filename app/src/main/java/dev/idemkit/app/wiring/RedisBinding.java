@@ -1,0 +1,83 @@
+package dev.idemkit.app.wiring;
+
+import dev.idemkit.adapters.redis.RedisSettings;
+import dev.idemkit.adapters.redis.RedisStores;
+import dev.idemkit.adapters.redis.RedisUnitOfWork;
+import dev.idemkit.app.consumers.BusinessEffects;
+import dev.idemkit.app.consumers.RedisEffects;
+import dev.idemkit.app.payments.PaymentLedger;
+import dev.idemkit.app.payments.RedisPaymentLedger;
+import dev.idemkit.ports.out.Guarantee;
+import dev.idemkit.ports.out.IdempotencyRecords;
+import dev.idemkit.ports.out.InboxStore;
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+
+/** The Redis store: the inbox, Idempotency-Key records, balances, reservations and payments all in Redis. */
+final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
+    private final RedisStores redis;
+    private final RedisEffects effects;
+    private final RedisPaymentLedger ledger;
+    private final String description;
+
+    RedisBinding(URI url, Duration inboxRetention) {
+        RedisSettings settings = RedisSettings.fromEnvironment(Map.of("IDEMKIT_REDIS_URL", url.toString()))
+                .withRetentionTtl(inboxRetention);
+        this.redis = RedisStores.connect(settings);
+        if (!redis.ping()) {
+            redis.close();
+            throw new IllegalStateException("Redis at " + settings.addresses() + " does not answer PING");
+        }
+        this.effects = new RedisEffects(redis);
+        this.ledger = new RedisPaymentLedger(redis);
+        this.description = "Redis at " + settings.addresses() + " key prefix " + settings.keyPrefix();
+    }
+
+    @Override
+    public InboxStore<RedisUnitOfWork> inbox() {
+        return redis.inbox();
+    }
+
+    @Override
+    public BusinessEffects<RedisUnitOfWork> effects() {
+        return effects;
+    }
+
+    @Override
+    public IdempotencyRecords idempotencyRecords() {
+        return redis.idempotencyRecords();
+    }
+
+    @Override
+    public PaymentLedger ledger() {
+        return ledger;
+    }
+
+    @Override
+    public Guarantee guarantee() {
+        return redis.inbox().guarantee();
+    }
+
+    @Override
+    public String describe() {
+        return description;
+    }
+
+    @Override
+    public String purgeExpired(Instant now) {
+        return "Redis expires processed keys by TTL; purged " + redis.idempotencyRecords().purgeExpired(now, 1000)
+                + " expired Idempotency-Key records";
+    }
+
+    @Override
+    public String health() {
+        return redis.ping() ? "UP" : "DOWN: no answer to PING";
+    }
+
+    @Override
+    public void close() {
+        redis.close();
+    }
+}

@@ -1,0 +1,36 @@
+package dev.idemkit.app.wiring;
+
+import dev.idemkit.app.consumers.BusinessEffects;
+import dev.idemkit.app.payments.PaymentLedger;
+import dev.idemkit.ports.out.Guarantee;
+import dev.idemkit.ports.out.IdempotencyRecords;
+import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.UnitOfWork;
+import java.time.Instant;
+
+/** One store technology, wired: the inbox, the effects that share its unit of work, the Idempotency-Key records and the payments ledger. */
+public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
+
+    InboxStore<U> inbox();
+
+    BusinessEffects<U> effects();
+
+    IdempotencyRecords idempotencyRecords();
+
+    PaymentLedger ledger();
+
+    /** The guarantee for the app's own effects, which live in this store. */
+    Guarantee guarantee();
+
+    /** "PostgreSQL jdbc:postgresql://... schema public" — never a password. */
+    String describe();
+
+    /** Deletes expired keys and records in bounded batches; returns a one-line summary. */
+    String purgeExpired(Instant now);
+
+    /** "UP" or a reason. */
+    String health();
+
+    @Override
+    void close();
+}
