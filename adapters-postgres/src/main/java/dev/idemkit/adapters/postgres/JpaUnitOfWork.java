@@ -35,7 +35,10 @@ public final class JpaUnitOfWork implements UnitOfWork {
         return rawConnection();
     }
 
-    /** Marks the transaction for rollback: nothing of this unit of work (key included) is kept. */
+    /**
+     * Marks the transaction for rollback: nothing of this unit of work (key included) is kept. Inside
+     * a store's effect this counts as a failure: the store throws instead of reporting "processed".
+     */
     public void setRollbackOnly() {
         entityManager.getTransaction().setRollbackOnly();
     }

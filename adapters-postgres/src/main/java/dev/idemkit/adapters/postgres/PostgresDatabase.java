@@ -82,7 +82,7 @@ public final class PostgresDatabase implements AutoCloseable {
      * in {@link EffectFailedException}); a failing commit as a StoreUnavailableException.
      */
     public <R> R inTransaction(Effect<? super JpaUnitOfWork, R> work) {
-        return Transactions.run(emf, "transaction", unit -> Transactions.effect(work, unit));
+        return Transactions.run(emf, "transaction", unit -> Transactions.work(work, unit));
     }
 
     @Override

@@ -70,8 +70,22 @@ final class Transactions {
         }
     }
 
-    /** Runs the effect and flushes its entity changes, so that its own failures are reported as its own. */
+    /**
+     * Runs a store's effect and flushes its entity changes, so that its own failures are reported as
+     * its own. An effect that marked the unit of work rollback-only failed: nothing, key included, is
+     * kept, and the caller hears so instead of a false "processed".
+     */
     static <R> R effect(Effect<? super JpaUnitOfWork, R> effect, JpaUnitOfWork unit) {
+        R r = work(effect, unit);
+        if (unit.entityManager().getTransaction().getRollbackOnly()) {
+            throw new EffectThrew(new IllegalStateException(
+                    "the effect marked its unit of work rollback-only: nothing was kept, key included"));
+        }
+        return r;
+    }
+
+    /** Runs caller work (which may mark the unit of work rollback-only) and flushes its entity changes. */
+    static <R> R work(Effect<? super JpaUnitOfWork, R> effect, JpaUnitOfWork unit) {
         try {
             R r = effect.run(unit);
             if (!unit.entityManager().getTransaction().getRollbackOnly()) {

@@ -117,6 +117,19 @@ class SeedExamplesIT {
     }
 
     @Test
+    void anEffectThatAbandonsItsUnitOfWorkIsAFailureAndKeepsNoKey() {
+        InboxKey key = InboxKey.of("abandon", "evt-" + UUID.randomUUID());
+        String account = "acc-" + UUID.randomUUID();
+        assertThatThrownBy(() -> inbox.runOnce(key, Fingerprint.of("x"), work -> {
+            Accounts.credit(work, account, 1);
+            work.setRollbackOnly();
+            return null;
+        })).isInstanceOf(IllegalStateException.class).hasMessageContaining("rollback-only");
+        assertThat(inbox.recorded(key)).isEmpty();
+        assertThat(new Accounts(pg).balance(account)).isZero();
+    }
+
+    @Test
     void theVersionedStoreUpdatesTheUsersEntityOnlyForANewerVersion() {
         PostgresVersionedStore<Long> prices = new PostgresVersionedStore<>(pg.db(), ProductPrice.table());
         String product = "sku-" + UUID.randomUUID();
