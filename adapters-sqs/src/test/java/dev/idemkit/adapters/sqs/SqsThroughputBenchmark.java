@@ -1,0 +1,123 @@
+package dev.idemkit.adapters.sqs;
+
+import dev.idemkit.domain.retry.RandomSource;
+import dev.idemkit.ports.memory.InMemoryCounter;
+import dev.idemkit.ports.memory.InMemoryInboxStore;
+import dev.idemkit.ports.memory.InMemoryUnitOfWork;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.ConsumerEvents;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.service.ConsumerRuntime;
+import dev.idemkit.ports.service.ConsumerSettings;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * End-to-end throughput on embedded ElasticMQ: publish (SendMessageBatch of 10, or one SendMessage
+ * each) -> receive (up to 10 per call, or 1) -> consumer runtime with an in-memory inbox and a counter
+ * effect -> delete (DeleteMessageBatch, or one DeleteMessage each), at 1 and 4 consumers (one
+ * subscription, i.e. one long-polling receiver with its own 10 handler threads, per consumer).
+ * Reports messages per second and the batching gain measured in the same run. A main class, not a
+ * test: it is not part of verify; the module README has the command.
+ */
+public final class SqsThroughputBenchmark {
+    private static final int MESSAGES = Integer.getInteger("sqs.bench.messages", 1500);
+    private static final int WARM_UP = 200;
+
+    private SqsThroughputBenchmark() {}
+
+    public static void main(String[] args) {
+        long began = System.nanoTime();
+        try (EmbeddedSqs sqs = EmbeddedSqs.start()) {
+            run(sqs, true, 1, WARM_UP);
+            run(sqs, false, 1, WARM_UP);
+            List<String> lines = new ArrayList<>();
+            lines.add(String.format(Locale.ROOT, "%-9s %-9s %10s", "consumers", "batching", "msg/s"));
+            double[][] rate = new double[2][2];
+            int[] consumers = {1, 4};
+            for (int c = 0; c < 2; c++) {
+                for (int b = 0; b < 2; b++) {
+                    rate[c][b] = run(sqs, b == 0, consumers[c], MESSAGES);
+                    lines.add(String.format(Locale.ROOT, "%-9d %-9s %10.0f", consumers[c], b == 0 ? "on" : "off",
+                            rate[c][b]));
+                }
+            }
+            for (int c = 0; c < 2; c++) {
+                lines.add(String.format(Locale.ROOT, "batching gain at %d consumer(s): %.2fx", consumers[c],
+                        rate[c][0] / rate[c][1]));
+            }
+            lines.add(String.format(Locale.ROOT, "4 vs 1 consumers: %.2fx with batching, %.2fx without",
+                    rate[1][0] / rate[0][0], rate[1][1] / rate[0][1]));
+            lines.add(String.format(Locale.ROOT, "%d messages per case, whole run %.0f s", MESSAGES,
+                    (System.nanoTime() - began) / 1e9));
+            lines.forEach(System.out::println);
+        }
+    }
+
+    /** Messages per second from the first publish until the last effect; asserts nothing was lost. */
+    private static double run(EmbeddedSqs sqs, boolean batching, int consumers, int messages) {
+        SqsSettings settings = sqs.settings().withBatchSize(batching ? 10 : 1).withMaxConcurrentHandlers(10);
+        String queue = EmbeddedSqs.uniqueName("bench");
+        InMemoryCounter counter = new InMemoryCounter();
+        AtomicLong lastEffect = new AtomicLong();
+        try (SqsMessageTransport transport = new SqsMessageTransport(settings)) {
+            ConsumerRuntime<InMemoryUnitOfWork> runtime = new ConsumerRuntime<>(ConsumerSettings.defaults("bench"),
+                    new InMemoryInboxStore(), (m, work) -> {
+                        counter.add(work, "n", 1);
+                        work.onCommit(() -> lastEffect.set(System.nanoTime()));
+                    }, RandomSource.fixed(0.5), Clock.system(), ConsumerEvents.none());
+            List<Subscription> subs = new ArrayList<>();
+            transport.publish(queue, OutgoingMessage.of("warm", bytes("warm"))); // creates the queues
+            for (int i = 0; i < consumers; i++) {
+                subs.add(transport.subscribe(queue, runtime));
+            }
+            while (counter.read("n") < 1) {
+                Thread.onSpinWait();
+            }
+            long start = System.nanoTime();
+            List<OutgoingMessage> batch = new ArrayList<>();
+            for (int i = 0; i < messages; i++) {
+                OutgoingMessage m = OutgoingMessage.of("m-" + i, bytes("{\"order\":" + i + ",\"amount\":\"10.00\"}"));
+                if (batching) {
+                    batch.add(m);
+                    if (batch.size() == 10) {
+                        transport.publishBatch(queue, batch);
+                        batch.clear();
+                    }
+                } else {
+                    transport.publish(queue, m);
+                }
+            }
+            if (!batch.isEmpty()) {
+                transport.publishBatch(queue, batch);
+            }
+            long deadline = System.nanoTime() + 120_000_000_000L;
+            while (counter.read("n") < messages + 1L && System.nanoTime() < deadline) {
+                pause();
+            }
+            if (counter.read("n") != messages + 1L) {
+                throw new IllegalStateException("lost messages: " + counter.read("n") + " effects of " + (messages + 1));
+            }
+            double seconds = (lastEffect.get() - start) / 1e9;
+            subs.forEach(Subscription::close);
+            transport.deleteQueues(queue);
+            return messages / seconds;
+        }
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(2);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
