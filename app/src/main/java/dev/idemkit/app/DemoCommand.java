@@ -28,6 +28,10 @@ final class DemoCommand extends AppCommand {
             description = "where exercise 4 writes its PNG (default retry-histogram.png)")
     Path histogram;
 
+    @Option(names = "--wait-dedup-window", description = "exercise 3: wait the real 5 minutes instead of moving the"
+            + " embedded SQS server's clock")
+    boolean waitDedupWindow;
+
     @Override
     public Integer call() throws Exception {
         List<Integer> exercises = parse(which);
@@ -61,7 +65,7 @@ final class DemoCommand extends AppCommand {
             case 3 -> {
                 TransportBinding sqs = assembly.sqsBinding();
                 try {
-                    yield new Exercise3(sqs, assembly.engines()).run(out);
+                    yield new Exercise3(sqs, assembly.engines(), waitDedupWindow).run(out);
                 } finally {
                     if (sqs != assembly.transportBinding()) {
                         sqs.close();

@@ -35,8 +35,10 @@ final class DlqCommand implements Runnable {
         String queue;
 
         DeadLetters deadLetters(Assembly assembly) {
-            String consumer = Arrays.stream(ConsumerKind.values()).filter(k -> k.queue().equals(queue))
-                    .map(ConsumerKind::consumerName).findFirst().orElse(queue);
+            String logical = queue;
+            queue = assembly.transportBinding().queue(logical);
+            String consumer = Arrays.stream(ConsumerKind.values()).filter(k -> k.queue().equals(logical))
+                    .map(ConsumerKind::consumerName).findFirst().orElse(logical);
             return assembly.deadLetters(consumer, alert -> out().println("ALERT " + alert.summary()));
         }
     }

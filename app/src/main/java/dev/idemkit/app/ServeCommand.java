@@ -75,16 +75,17 @@ final class ServeCommand extends AppCommand {
             });
             try {
                 for (ConsumerKind kind : ConsumerKind.values()) {
-                    subscriptions.add(assembly.transport().subscribe(kind.queue(), assembly.consumer(kind)));
+                    String queue = assembly.transportBinding().queue(kind.queue());
+                    subscriptions.add(assembly.transport().subscribe(queue, assembly.consumer(kind)));
                     DeadLetters dlq = assembly.deadLetters(kind.consumerName(),
                             alert -> LOG.error("ALERT {}", alert.summary()));
-                    scheduler.scheduleWithFixedDelay(() -> checkDlq(assembly, dlq, kind.queue()), 0, dlqEverySeconds,
+                    scheduler.scheduleWithFixedDelay(() -> checkDlq(assembly, dlq, queue), 0, dlqEverySeconds,
                             TimeUnit.SECONDS);
                 }
                 scheduler.scheduleWithFixedDelay(() -> retention(assembly), retentionEverySeconds,
                         retentionEverySeconds, TimeUnit.SECONDS);
-                out().println("idemkit consuming " + ConsumerKind.RESERVE_INVENTORY.queue() + " and "
-                        + ConsumerKind.CREDIT_ACCOUNT.queue());
+                out().println("idemkit consuming " + assembly.transportBinding().queue(ConsumerKind.RESERVE_INVENTORY.queue())
+                        + " and " + assembly.transportBinding().queue(ConsumerKind.CREDIT_ACCOUNT.queue()));
                 out().println("idemkit HTTP on http://localhost:" + api.port()
                         + "  (POST /payments, GET /payments/{id}, GET /health, GET /metrics)");
                 Thread hook = new Thread(() -> {

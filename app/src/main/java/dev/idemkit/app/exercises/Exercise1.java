@@ -32,7 +32,7 @@ public final class Exercise1 {
 
     public Report run(PrintWriter out) throws InterruptedException {
         String run = UUID.randomUUID().toString().substring(0, 8);
-        String queue = AccountCredit.QUEUE + ".ex1-" + run;
+        String queue = assembly.transportBinding().queue(AccountCredit.QUEUE + ".ex1-" + run);
         MessageTransport transport = assembly.transport();
         BusinessEffects<?> effects = assembly.store().effects();
         Report report = new Report("Exercise 1: non-idempotent consumer vs inbox, same message delivered "

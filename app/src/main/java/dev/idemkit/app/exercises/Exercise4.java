@@ -17,6 +17,9 @@ public final class Exercise4 {
     static final Duration OUTAGE = Duration.ofSeconds(10);
     static final Duration BUCKET = Duration.ofMillis(10);
     static final Duration HORIZON = Duration.ofSeconds(180);
+    static final double ROW_MILLIS = 500;
+    static final int ROWS = 32;
+    static final int FIRST_ROUND_BINS = 10;
 
     private final Path pngFile;
     private final long seed;
@@ -26,6 +29,10 @@ public final class Exercise4 {
         this.seed = seed;
     }
 
+    private static long max(long[] values) {
+        return java.util.Arrays.stream(values).max().orElse(0);
+    }
+
     public Report run(PrintWriter out) throws java.io.IOException {
         RetryStorm.Result full = RetryStorm.run(CLIENTS, SEED_BACKOFF, OUTAGE, BUCKET, HORIZON, seed);
         RetryStorm.Result equal = RetryStorm.run(CLIENTS, SEED_BACKOFF.withJitter(Jitter.EQUAL), OUTAGE, BUCKET,
@@ -33,8 +40,16 @@ public final class Exercise4 {
         RetryStorm.Result none = RetryStorm.run(CLIENTS, SEED_BACKOFF.withJitter(Jitter.NONE), OUTAGE, BUCKET,
                 HORIZON, seed);
         double ms = BUCKET.toMillis();
-        Histograms.text("full jitter", full.perBucket(), ms, 24, 50).forEach(out::println);
-        Histograms.text("no jitter", none.perBucket(), ms, 24, 50).forEach(out::println);
+        long scale = Math.max(max(Histograms.rows(full.perBucket(), ms, ROW_MILLIS, ROWS)),
+                max(Histograms.rows(none.perBucket(), ms, ROW_MILLIS, ROWS)));
+        Histograms.text("no jitter", none.perBucket(), ms, ROW_MILLIS, ROWS, 50, scale).forEach(out::println);
+        Histograms.text("full jitter", full.perBucket(), ms, ROW_MILLIS, ROWS, 50, scale).forEach(out::println);
+        long[] firstRound = RetryStorm.firstRetries(CLIENTS, SEED_BACKOFF, FIRST_ROUND_BINS, seed);
+        Histograms.text("full jitter, first retry of each client", firstRound, SEED_BACKOFF.base().toMillis()
+                / (double) FIRST_ROUND_BINS, SEED_BACKOFF.base().toMillis() / (double) FIRST_ROUND_BINS,
+                FIRST_ROUND_BINS, 50, max(firstRound)).forEach(out::println);
+        long fullest = max(firstRound);
+        long emptiest = java.util.Arrays.stream(firstRound).min().orElse(0);
         Histograms.png(pngFile, full.perBucket(), none.perBucket(), ms);
         double ratio = none.peakQps() / full.peakQps();
         return new Report("Exercise 4: backoff with full jitter vs no jitter, " + CLIENTS + " clients")
@@ -46,6 +61,11 @@ public final class Exercise4 {
                 .check(String.format("no jitter is a spike: %d of %d retries of one round in one %d ms bucket"
                         + " (expected all %d)", none.peakBucketCount(), CLIENTS, BUCKET.toMillis(), CLIENTS),
                         none.peakBucketCount() == CLIENTS)
+                .check(String.format("full jitter spreads the first retry uniformly over [0, %d ms]: %d bins of %d ms"
+                        + " hold %d..%d (expected each near %d, none empty, none over %d)", SEED_BACKOFF.base().toMillis(),
+                        FIRST_ROUND_BINS, SEED_BACKOFF.base().toMillis() / FIRST_ROUND_BINS, emptiest, fullest,
+                        CLIENTS / FIRST_ROUND_BINS, 2 * CLIENTS / FIRST_ROUND_BINS),
+                        emptiest > 0 && fullest <= 2L * CLIENTS / FIRST_ROUND_BINS)
                 .check(String.format("full jitter is spread: retries over %d buckets, fullest holds %d"
                         + " (expected <= %d)", full.busyBuckets(), full.peakBucketCount(), CLIENTS / 10),
                         full.peakBucketCount() <= CLIENTS / 10)

@@ -46,7 +46,7 @@ public final class Exercise5 {
 
     public Report run(PrintWriter out) throws InterruptedException {
         String run = UUID.randomUUID().toString().substring(0, 8);
-        String queue = OrderPlaced.QUEUE + ".ex5-" + run;
+        String queue = assembly.transportBinding().queue(OrderPlaced.QUEUE + ".ex5-" + run);
         String consumer = "ex5-" + run;
         Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
         List<Alert> alerts = new CopyOnWriteArrayList<>();

@@ -14,28 +14,29 @@ final class Histograms {
     private Histograms() {}
 
     /**
-     * A text histogram over {@code rows} coarse rows: each row sums consecutive buckets and draws a
-     * bar scaled to the largest row.
+     * A text histogram: each row sums the buckets of {@code rowMillis} and draws a bar scaled to
+     * {@code scaleMax}, so that two series drawn with the same arguments compare at a glance.
      */
-    static List<String> text(String label, long[] perBucket, double bucketMillis, int rows, int width) {
-        int last = lastNonEmpty(perBucket);
-        int per = Math.max(1, (last + rows) / rows);
-        long[] summed = new long[(last / per) + 1];
-        for (int i = 0; i <= last; i++) {
-            summed[i / per] += perBucket[i];
-        }
-        long max = 1;
-        for (long v : summed) {
-            max = Math.max(max, v);
-        }
+    static List<String> text(String label, long[] perBucket, double bucketMillis, double rowMillis, int rows, int width,
+            long scaleMax) {
+        long[] summed = rows(perBucket, bucketMillis, rowMillis, rows);
         List<String> out = new ArrayList<>();
-        out.add(label + " (each row " + (long) (per * bucketMillis) + " ms of retries)");
-        for (int r = 0; r < summed.length; r++) {
-            int bar = (int) Math.round((double) summed[r] * width / max);
-            out.add(String.format("%8.2fs | %-" + width + "s %d", r * per * bucketMillis / 1000.0, "#".repeat(bar),
-                    summed[r]));
+        out.add(label + " (retries per " + (long) rowMillis + " ms)");
+        for (int r = 0; r < rows; r++) {
+            int bar = (int) Math.round((double) summed[r] * width / Math.max(1, scaleMax));
+            out.add(String.format("%6.1fs | %-" + width + "s %d", r * rowMillis / 1000.0, "#".repeat(bar), summed[r]));
         }
         return out;
+    }
+
+    /** The buckets summed into {@code rows} rows of {@code rowMillis}. */
+    static long[] rows(long[] perBucket, double bucketMillis, double rowMillis, int rows) {
+        int per = (int) Math.max(1, Math.round(rowMillis / bucketMillis));
+        long[] summed = new long[rows];
+        for (int i = 0; i < perBucket.length && i / per < rows; i++) {
+            summed[i / per] += perBucket[i];
+        }
+        return summed;
     }
 
     static void png(Path file, long[] withJitter, long[] withoutJitter, double bucketMillis) throws IOException {

@@ -32,6 +32,18 @@ public final class RetryStorm {
 
     private RetryStorm() {}
 
+    /** Where each client's FIRST retry lands, in {@code bins} equal bins over [0, base]. */
+    public static long[] firstRetries(int clients, Backoff backoff, int bins, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        long[] perBin = new long[bins];
+        long ceiling = backoff.ceiling(0).toNanos();
+        for (int c = 0; c < clients; c++) {
+            long at = backoff.delay(0, random::nextDouble).toNanos();
+            perBin[(int) Math.min(bins - 1, at * bins / ceiling)]++;
+        }
+        return perBin;
+    }
+
     public static Result run(int clients, Backoff backoff, Duration outage, Duration bucket, Duration horizon,
             long seed) {
         SplittableRandom random = new SplittableRandom(seed);

@@ -11,6 +11,7 @@ import java.time.Duration;
 
 /** The transport chosen by configuration, with its dead-letter queue and a description without secrets. */
 public final class TransportBinding implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TransportBinding.class);
     private final MessageTransport transport;
     private final DeadLetterQueue deadLetters;
     private final String description;
@@ -87,12 +88,29 @@ public final class TransportBinding implements AutoCloseable {
         return java.util.List.of("(SQS has no x-death; origin, reason and attempts travel as message attributes)");
     }
 
+    /**
+     * The broker's name for one of the app's queues. SQS allows only letters, digits, '-' and '_' (plus a
+     * {@code .fifo} suffix), so on SQS {@code orders.placed} is {@code orders-placed}; RabbitMQ takes names as they are.
+     */
+    public String queue(String logical) {
+        if (kind != AppSettings.TransportKind.SQS) {
+            return logical;
+        }
+        boolean fifo = logical.endsWith(".fifo");
+        String base = fifo ? logical.substring(0, logical.length() - 5) : logical;
+        return base.replaceAll("[^A-Za-z0-9_-]", "-") + (fifo ? ".fifo" : "");
+    }
+
     /** Deletes everything the transport declared for {@code queue} (work, retry and dead-letter queues). */
     public void deleteQueue(String queue) {
-        if (transport instanceof RabbitMessageTransport rabbit) {
-            rabbit.deleteTopology(queue);
-        } else if (transport instanceof SqsMessageTransport sqs) {
-            sqs.deleteQueues(queue);
+        try {
+            if (transport instanceof RabbitMessageTransport rabbit) {
+                rabbit.deleteTopology(queue);
+            } else if (transport instanceof SqsMessageTransport sqs) {
+                sqs.deleteQueues(queue);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("could not delete the queues of {}: {}", queue, e.toString());
         }
     }
 
