@@ -61,7 +61,7 @@ final class DemoCommand extends AppCommand {
     private Report run(int n, Assembly assembly, PrintWriter out) throws Exception {
         return switch (n) {
             case 1 -> new Exercise1(assembly).run(out);
-            case 2 -> new Exercise2(assembly.idempotentRequests(), assembly.store().ledger(), assembly.metrics()).run(out);
+            case 2 -> new Exercise2(assembly.paymentCharger(), assembly.store().ledger(), assembly.metrics()).run(out);
             case 3 -> {
                 TransportBinding sqs = assembly.sqsBinding();
                 try {

@@ -59,7 +59,7 @@ final class ServeCommand extends AppCommand {
             List<Subscription> subscriptions = new ArrayList<>();
             PaymentsApi api;
             try {
-                api = new PaymentsApi(new InetSocketAddress(settings.httpPort()), assembly.idempotentRequests(),
+                api = new PaymentsApi(new InetSocketAddress(settings.httpPort()), assembly.paymentCharger(),
                         assembly.store().ledger(), apiKeys, assembly.metrics(), () -> Map.of(
                                 "store", assembly.store().health()));
             } catch (BindException e) {

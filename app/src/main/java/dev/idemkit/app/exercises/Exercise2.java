@@ -5,10 +5,10 @@ import dev.idemkit.app.http.Faults;
 import dev.idemkit.app.http.IdempotentHttpClient;
 import dev.idemkit.app.http.PaymentsApi;
 import dev.idemkit.app.metrics.Metrics;
+import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.domain.retry.Backoff;
 import dev.idemkit.domain.retry.Jitter;
-import dev.idemkit.ports.in.IdempotentRequests;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -40,12 +40,12 @@ public final class Exercise2 {
     static final int PARALLEL = 100;
     static final int PAYMENTS_UNDER_FAULTS = 40;
 
-    private final IdempotentRequests requests;
+    private final PaymentCharger charger;
     private final PaymentLedger ledger;
     private final Metrics metrics;
 
-    public Exercise2(IdempotentRequests requests, PaymentLedger ledger, Metrics metrics) {
-        this.requests = requests;
+    public Exercise2(PaymentCharger charger, PaymentLedger ledger, Metrics metrics) {
+        this.charger = charger;
         this.ledger = ledger;
         this.metrics = metrics;
     }
@@ -55,7 +55,7 @@ public final class Exercise2 {
         ApiKeys keys = ApiKeys.of(Map.of("demo2", apiKey));
         FaultPlan faults = new FaultPlan(42);
         Report report = new Report("Exercise 2: Idempotency-Key on POST /payments");
-        try (PaymentsApi api = new PaymentsApi(new InetSocketAddress("127.0.0.1", 0), requests, ledger, keys, metrics,
+        try (PaymentsApi api = new PaymentsApi(new InetSocketAddress("127.0.0.1", 0), charger, ledger, keys, metrics,
                 Map::of, faults)) {
             URI payments = URI.create("http://127.0.0.1:" + api.port() + "/payments");
             parallelSameKey(payments, apiKey, report);

@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.idemkit.app.json.CanonicalJson;
 import dev.idemkit.app.metrics.Metrics;
 import dev.idemkit.app.payments.Payment;
+import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.app.payments.PaymentRequest;
 import dev.idemkit.domain.httpkey.ClientId;
@@ -38,7 +39,7 @@ public final class PaymentsApi implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService executor;
-    private final IdempotentRequests requests;
+    private final PaymentCharger charger;
     private final PaymentLedger ledger;
     private final ApiKeys apiKeys;
     private final Metrics metrics;
@@ -50,16 +51,16 @@ public final class PaymentsApi implements AutoCloseable {
      *
      * @throws IOException when the address is in use or cannot be bound
      */
-    public PaymentsApi(InetSocketAddress address, IdempotentRequests requests, PaymentLedger ledger, ApiKeys apiKeys,
+    public PaymentsApi(InetSocketAddress address, PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys,
             Metrics metrics, Supplier<Map<String, String>> health) throws IOException {
-        this(address, requests, ledger, apiKeys, metrics, health, Faults.NONE);
+        this(address, charger, ledger, apiKeys, metrics, health, Faults.NONE);
     }
 
     /** As above, with injected faults (exercise 2 and tests only). */
-    public PaymentsApi(InetSocketAddress address, IdempotentRequests requests, PaymentLedger ledger, ApiKeys apiKeys,
+    public PaymentsApi(InetSocketAddress address, PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys,
             Metrics metrics, Supplier<Map<String, String>> health, Faults faults) throws IOException {
         this.faults = faults;
-        this.requests = requests;
+        this.charger = charger;
         this.ledger = ledger;
         this.apiKeys = apiKeys;
         this.metrics = metrics;
@@ -125,14 +126,9 @@ public final class PaymentsApi implements AutoCloseable {
             return;
         }
         String key = ex.getRequestHeaders().getFirst("Idempotency-Key");
-        IdempotentRequests.Reply reply = requests.handle(new IdempotentRequests.Request(client, key, "POST",
-                "/payments", CanonicalJson.canonical(json)),
-                () -> {
-                    inject(faults.at(key, Faults.Stage.BEFORE_CHARGE));
-                    Payment p = ledger.charge(client, request);
-                    return new StoredResponse(201, Map.of("Content-Type", "application/json",
-                            "Location", "/payments/" + p.id()), p.toJson());
-                });
+        IdempotentRequests.Reply reply = charger.charge(new IdempotentRequests.Request(client, key, "POST",
+                "/payments", CanonicalJson.canonical(json)), request,
+                () -> inject(faults.at(key, Faults.Stage.BEFORE_CHARGE)));
         metrics.httpOutcome(reply.replayed() ? "replayed" : outcomeOf(reply.response().status()));
         if (inject(faults.at(key, Faults.Stage.AFTER_CHARGE))) {
             return; // dropped: the exchange closes with no response

@@ -31,16 +31,8 @@ public final class JdbcPaymentLedger implements PaymentLedger {
 
     @Override
     public Payment charge(ClientId client, PaymentRequest request) {
-        Payment payment = new Payment("pay_" + UUID.randomUUID().toString().replace("-", ""), client, request,
-                Instant.now());
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(INSERT)) {
-            ps.setString(1, payment.id());
-            ps.setString(2, client.value());
-            ps.setString(3, request.accountId());
-            ps.setBigDecimal(4, request.amount());
-            ps.setString(5, request.currency());
-            ps.setTimestamp(6, Timestamp.from(payment.createdAt()));
-            ps.executeUpdate();
+        try (Connection c = dataSource.getConnection()) {
+            Payment payment = charge(c, client, request);
             if (!c.getAutoCommit()) {
                 c.commit();
             }
@@ -48,6 +40,22 @@ public final class JdbcPaymentLedger implements PaymentLedger {
         } catch (SQLException e) {
             throw new IllegalStateException("could not record the payment: " + e.getMessage(), e);
         }
+    }
+
+    /** Charges on the caller's connection, inside the caller's transaction (committed by the caller). */
+    public static Payment charge(Connection c, ClientId client, PaymentRequest request) throws SQLException {
+        Payment payment = new Payment("pay_" + UUID.randomUUID().toString().replace("-", ""), client, request,
+                Instant.now());
+        try (PreparedStatement ps = c.prepareStatement(INSERT)) {
+            ps.setString(1, payment.id());
+            ps.setString(2, client.value());
+            ps.setString(3, request.accountId());
+            ps.setBigDecimal(4, request.amount());
+            ps.setString(5, request.currency());
+            ps.setTimestamp(6, Timestamp.from(payment.createdAt()));
+            ps.executeUpdate();
+        }
+        return payment;
     }
 
     @Override

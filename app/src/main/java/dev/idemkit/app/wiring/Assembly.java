@@ -8,6 +8,7 @@ import dev.idemkit.adapters.sqs.SqsSettings;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.ConfigException;
 import dev.idemkit.app.metrics.Metrics;
+import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.domain.ConsumerName;
 import dev.idemkit.domain.deadletter.AlertPolicy;
 import dev.idemkit.domain.httpkey.KeyPolicy;
@@ -91,7 +92,7 @@ public final class Assembly implements AutoCloseable {
         }
         String url = s.pgUrl().orElseGet(engines::postgresJdbcUrl);
         String origin = s.pgUrl().isPresent() ? "at" : "(embedded, started in this process) at";
-        return new PostgresBinding(new PostgresSettings(url, s.pgUser(), s.pgPassword(), s.pgSchema(), 16),
+        return new PostgresBinding(new PostgresSettings(url, s.pgUser(), s.pgPassword(), s.pgSchema(), 32),
                 s.inboxRetention(), origin);
     }
 
@@ -158,6 +159,11 @@ public final class Assembly implements AutoCloseable {
 
     public IdempotentRequests idempotentRequests() {
         return new IdempotentRequestService(store.idempotencyRecords(), KeyPolicy.defaults(), clock);
+    }
+
+    /** The payments flow of {@code POST /payments} for the assembled store (24 h TTL, 10 s wait bound). */
+    public PaymentCharger paymentCharger() {
+        return store.charger(KeyPolicy.defaults(), clock);
     }
 
     /** The consumer runtime for one of the app's consumers, with the configured retry policy. */

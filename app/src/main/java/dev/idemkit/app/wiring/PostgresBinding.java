@@ -9,7 +9,11 @@ import dev.idemkit.adapters.postgres.PostgresSettings;
 import dev.idemkit.app.consumers.BusinessEffects;
 import dev.idemkit.app.consumers.PostgresEffects;
 import dev.idemkit.app.payments.JdbcPaymentLedger;
+import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
+import dev.idemkit.adapters.postgres.PostgresTransactionalRequests;
+import dev.idemkit.domain.httpkey.KeyPolicy;
+import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.InboxStore;
@@ -60,6 +64,16 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     @Override
     public PaymentLedger ledger() {
         return ledger;
+    }
+
+    /** The charge runs in the claim's transaction: key, charge and stored response commit together. */
+    @Override
+    public PaymentCharger charger(KeyPolicy policy, Clock clock) {
+        PostgresTransactionalRequests requests = new PostgresTransactionalRequests(db, policy, clock);
+        return (request, payment, beforeCharge) -> requests.handle(request, work -> {
+            beforeCharge.run();
+            return PaymentCharger.created(JdbcPaymentLedger.charge(work.connection(), request.client(), payment));
+        });
     }
 
     @Override

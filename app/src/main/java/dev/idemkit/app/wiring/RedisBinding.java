@@ -5,7 +5,11 @@ import dev.idemkit.adapters.redis.RedisStores;
 import dev.idemkit.adapters.redis.RedisUnitOfWork;
 import dev.idemkit.app.consumers.BusinessEffects;
 import dev.idemkit.app.consumers.RedisEffects;
+import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
+import dev.idemkit.domain.httpkey.KeyPolicy;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.service.IdempotentRequestService;
 import dev.idemkit.app.payments.RedisPaymentLedger;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
@@ -53,6 +57,11 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     @Override
     public PaymentLedger ledger() {
         return ledger;
+    }
+
+    @Override
+    public PaymentCharger charger(KeyPolicy policy, Clock clock) {
+        return PaymentCharger.of(new IdempotentRequestService(redis.idempotencyRecords(), policy, clock), ledger);
     }
 
     @Override

@@ -1,7 +1,10 @@
 package dev.idemkit.app.wiring;
 
 import dev.idemkit.app.consumers.BusinessEffects;
+import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
+import dev.idemkit.domain.httpkey.KeyPolicy;
+import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.InboxStore;
@@ -18,6 +21,9 @@ public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
     IdempotencyRecords idempotencyRecords();
 
     PaymentLedger ledger();
+
+    /** Charges at most once per (client, key), with the given Idempotency-Key policy. */
+    PaymentCharger charger(KeyPolicy policy, Clock clock);
 
     /** The guarantee for the app's own effects, which live in this store. */
     Guarantee guarantee();
