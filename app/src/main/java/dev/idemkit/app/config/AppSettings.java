@@ -169,7 +169,8 @@ public record AppSettings(
                 throw new ConfigException(name, "expected a positive duration, got '" + v.get() + "'");
             }
             return d;
-        } catch (NumberFormatException | DateTimeParseException | StringIndexOutOfBoundsException e) {
+        } catch (NumberFormatException | DateTimeParseException | StringIndexOutOfBoundsException
+                | ArithmeticException e) { // ArithmeticException: too large for a Duration, e.g. 999999999999999d
             throw new ConfigException(name, "expected a duration such as 500ms, 30s, 5m, 24h, 7d or PT1S, got '"
                     + v.get() + "'");
         }

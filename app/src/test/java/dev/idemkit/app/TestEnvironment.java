@@ -1,0 +1,89 @@
+package dev.idemkit.app;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The local services the app's tests use (PostgreSQL, Redis, RabbitMQ), read from the same environment
+ * variables the app reads, with localhost defaults; unique schema names; and running the command line
+ * with a test's settings instead of the process environment.
+ */
+public final class TestEnvironment {
+    public static final String PG_URL = env("IDEMKIT_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test");
+    public static final String PG_USER = env("IDEMKIT_PG_USER", "postgres");
+    public static final String PG_PASSWORD = env("IDEMKIT_PG_PASSWORD", "");
+    public static final String REDIS_URL = env("IDEMKIT_REDIS_URL", "redis://127.0.0.1:6379");
+    public static final String RABBIT_URI = env("IDEMKIT_RABBIT_URI", "amqp://guest:guest@127.0.0.1:5672/%2F");
+    public static final String CLIENT_A_KEY = "key-aaaaaaaa";
+    public static final String CLIENT_B_KEY = "key-bbbbbbbb";
+
+    private TestEnvironment() {}
+
+    /** The output of one command line run. */
+    public record Run(int exitCode, String out, String err) {}
+
+    /** A fresh lowercase name such as {@code app_it_3f2a9c1d}. */
+    public static String unique(String prefix) {
+        return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    }
+
+    /**
+     * The settings of a test: the real PostgreSQL in {@code schema}, RabbitMQ transport, PostgreSQL store,
+     * clients {@code a} and {@code b}; {@code overrides} are name/value pairs that replace or add entries.
+     */
+    public static Map<String, String> settings(String schema, String... overrides) {
+        Map<String, String> env = new HashMap<>();
+        env.put("IDEMKIT_PG_URL", PG_URL);
+        env.put("IDEMKIT_PG_USER", PG_USER);
+        env.put("IDEMKIT_PG_PASSWORD", PG_PASSWORD);
+        env.put("IDEMKIT_PG_SCHEMA", schema);
+        env.put("IDEMKIT_REDIS_URL", REDIS_URL);
+        env.put("IDEMKIT_RABBIT_URI", RABBIT_URI);
+        env.put("IDEMKIT_TRANSPORT", "rabbit");
+        env.put("IDEMKIT_STORE", "postgres");
+        env.put("IDEMKIT_API_KEYS", "a=" + CLIENT_A_KEY + ",b=" + CLIENT_B_KEY);
+        if (overrides.length % 2 != 0) {
+            throw new IllegalArgumentException("overrides come in name/value pairs");
+        }
+        for (int i = 0; i < overrides.length; i += 2) {
+            env.put(overrides[i], overrides[i + 1]);
+        }
+        return env;
+    }
+
+    public static Connection connect() throws SQLException {
+        return DriverManager.getConnection(PG_URL, PG_USER, PG_PASSWORD);
+    }
+
+    public static void dropSchema(String schema) throws SQLException {
+        if (!schema.matches("[a-z_][a-z0-9_]*")) {
+            throw new IllegalArgumentException("not a test schema: " + schema);
+        }
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    /** Runs {@code idemkit args...} in this JVM with {@code env} as its environment. */
+    public static Run run(Map<String, String> env, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code;
+        try (PrintWriter o = new PrintWriter(out, true); PrintWriter e = new PrintWriter(err, true)) {
+            code = Idemkit.execute(args, env, o, e);
+        }
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    private static String env(String name, String dflt) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? dflt : v;
+    }
+}

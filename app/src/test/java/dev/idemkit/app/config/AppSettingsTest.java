@@ -1,0 +1,198 @@
+package dev.idemkit.app.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Where settings come from (flag over environment over properties file over default) and how they are parsed. */
+class AppSettingsTest {
+
+    @Test
+    void withNothingConfiguredTheDefaultsApply() {
+        AppSettings s = AppSettings.resolve(new Sources(Map.of(), Map.of(), new Properties()));
+
+        assertThat(s.store()).isEqualTo(AppSettings.StoreKind.POSTGRES);
+        assertThat(s.transport()).isEqualTo(AppSettings.TransportKind.SQS);
+        assertThat(s.pgUrl()).as("absent means the embedded PostgreSQL").isEmpty();
+        assertThat(s.sqsEndpoint()).as("absent means the embedded ElasticMQ").isEmpty();
+        assertThat(s.pgSchema()).isEqualTo("public");
+        assertThat(s.rabbitUri().toString()).isEqualTo("amqp://guest:guest@127.0.0.1:5672/%2F");
+        assertThat(s.redisUrl().toString()).isEqualTo("redis://127.0.0.1:6379");
+        assertThat(s.httpPort()).isEqualTo(8080);
+        assertThat(s.maxAttempts()).isEqualTo(3);
+        assertThat(s.inboxRetention()).isEqualTo(Duration.ofDays(7));
+        assertThat(s.dlqRetention()).isEqualTo(Duration.ofDays(4));
+        assertThat(s.apiKeys()).isEmpty();
+    }
+
+    @Test
+    void aFlagWinsOverTheEnvironmentWhichWinsOverTheFileWhichWinsOverTheDefault(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("idemkit.properties");
+        Files.writeString(file, String.join("\n",
+                "store=redis",
+                "transport=rabbit",
+                "pg.schema=from_file",
+                "http.port=7001",
+                "max.attempts=7"));
+        Map<String, String> env = Map.of(
+                "IDEMKIT_CONFIG", file.toString(),
+                "IDEMKIT_PG_SCHEMA", "from_env",
+                "IDEMKIT_HTTP_PORT", "7002");
+        Map<String, String> flags = Map.of("http.port", "7003");
+
+        AppSettings s = AppSettings.resolve(Sources.of(flags, env));
+
+        assertThat(s.httpPort()).as("flag over env and file").isEqualTo(7003);
+        assertThat(s.pgSchema()).as("env over file").isEqualTo("from_env");
+        assertThat(s.maxAttempts()).as("file over default").isEqualTo(7);
+        assertThat(s.store()).isEqualTo(AppSettings.StoreKind.REDIS);
+        assertThat(s.transport()).isEqualTo(AppSettings.TransportKind.RABBIT);
+        assertThat(s.concurrency()).as("default").isEqualTo(4);
+    }
+
+    @Test
+    void theConfigFlagWinsOverIdemkitConfig(@TempDir Path dir) throws IOException {
+        Path fromFlag = dir.resolve("flag.properties");
+        Path fromEnv = dir.resolve("env.properties");
+        Files.writeString(fromFlag, "pg.schema=flag_file\n");
+        Files.writeString(fromEnv, "pg.schema=env_file\n");
+
+        AppSettings s = AppSettings.resolve(Sources.of(Map.of("config", fromFlag.toString()),
+                Map.of("IDEMKIT_CONFIG", fromEnv.toString())));
+
+        assertThat(s.pgSchema()).isEqualTo("flag_file");
+    }
+
+    @Test
+    void aBlankValueCountsAsAbsentAndValuesAreStripped() {
+        Sources s = new Sources(Map.of("store", "  ", "transport", " rabbit "), Map.of(), new Properties());
+
+        assertThat(s.get("store")).isEmpty();
+        assertThat(s.get("transport")).hasValue("rabbit");
+        assertThat(AppSettings.resolve(s).store()).isEqualTo(AppSettings.StoreKind.POSTGRES);
+    }
+
+    @Test
+    void environmentNamesFollowTheSettingNames() {
+        assertThat(Sources.envName("pg.url")).isEqualTo("IDEMKIT_PG_URL");
+        assertThat(Sources.envName("dlq.alert.threshold")).isEqualTo("IDEMKIT_DLQ_ALERT_THRESHOLD");
+    }
+
+    @Test
+    void enumValuesIgnoreCase() {
+        AppSettings s = resolve("store", "Redis", "transport", "RABBIT");
+
+        assertThat(s.store()).isEqualTo(AppSettings.StoreKind.REDIS);
+        assertThat(s.transport()).isEqualTo(AppSettings.TransportKind.RABBIT);
+    }
+
+    @Test
+    void apiKeysAreClientEqualsKeyPairs() {
+        AppSettings s = resolve("api.keys", "client-a=key-aaaaaaaa, client-b = key-bbbbbbbb");
+
+        assertThat(s.apiKeys()).containsExactlyInAnyOrderEntriesOf(Map.of("client-a", "key-aaaaaaaa",
+                "client-b", "key-bbbbbbbb"));
+    }
+
+    @Test
+    void awsAsTheSqsEndpointMeansTheRealService() {
+        assertThat(resolve("sqs.endpoint", "AWS").sqsEndpoint()).hasValue(AppSettings.AWS);
+        assertThat(resolve("sqs.endpoint", "http://127.0.0.1:9324").sqsEndpoint()).hasValue("http://127.0.0.1:9324");
+    }
+
+    @Test
+    void toStringShowsNoPassword() {
+        AppSettings s = resolve("pg.password", "pg-secret", "rabbit.uri", "amqp://user:rabbit-secret@host:5672/%2F",
+                "api.keys", "a=key-secret-1");
+
+        assertThat(s.toString()).doesNotContain("pg-secret", "rabbit-secret", "key-secret-1").contains("***");
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "500ms, PT0.5S",
+        "30s,   PT30S",
+        "5m,    PT5M",
+        "24h,   PT24H",
+        "7d,    PT168H",
+        "PT1S,  PT1S",
+        "pt90s, PT1M30S",
+        "P7D,   PT168H",
+        "10S,   PT10S"})
+    void durationsAreANumberWithAUnitOrIso8601(String text, String iso) {
+        assertThat(AppSettings.duration(sources("inbox.retention", text), "inbox.retention", Duration.ZERO))
+                .isEqualTo(Duration.parse(iso));
+    }
+
+    @Test
+    void anAbsentDurationIsTheDefault() {
+        assertThat(AppSettings.duration(sources(), "inbox.retention", Duration.ofDays(7))).isEqualTo(Duration.ofDays(7));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0s", "-5s", "5x", "s", "ms", "five minutes", "PT", "P-1D", "1.5h", "99999999999999999999d", "999999999999999d"})
+    void aZeroNegativeOrUnreadableDurationNamesTheSetting(String text) {
+        assertThatThrownBy(() -> AppSettings.duration(sources("backoff.cap", text), "backoff.cap", Duration.ZERO))
+                .isInstanceOfSatisfying(ConfigException.class, e -> {
+                    assertThat(e.setting()).isEqualTo("backoff.cap");
+                    assertThat(e.getMessage()).contains("--backoff-cap", "IDEMKIT_BACKOFF_CAP");
+                });
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "pg.url,         mysql://x",
+        "pg.url,         postgresql://127.0.0.1/test",
+        "rabbit.uri,     http://x",
+        "rabbit.uri,     amqp://",
+        "redis.url,      localhost:6379",
+        "sqs.endpoint,   ftp://x",
+        "pg.schema,      Bad-Schema",
+        "store,          mysql",
+        "transport,      kafka",
+        "http.port,      -1",
+        "http.port,      65536",
+        "max.attempts,   0",
+        "concurrency,    many",
+        "api.keys,       nokey",
+        "api.keys,       a=short",
+        "api.keys,       'a b=key-aaaaaaaa'"})
+    void aBadValueIsAConfigExceptionNamingItsSetting(String setting, String value) {
+        assertThatThrownBy(() -> resolve(setting, value))
+                .isInstanceOfSatisfying(ConfigException.class, e -> {
+                    assertThat(e.setting()).isEqualTo(setting);
+                    assertThat(e.getMessage()).startsWith("invalid setting '" + setting + "'")
+                            .contains(Sources.envName(setting));
+                });
+    }
+
+    @Test
+    void aMissingPropertiesFileNamesTheConfigSetting(@TempDir Path dir) {
+        assertThatThrownBy(() -> Sources.of(Map.of(), Map.of("IDEMKIT_CONFIG", dir.resolve("none").toString())))
+                .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.setting()).isEqualTo("config"));
+    }
+
+    private static AppSettings resolve(String... pairs) {
+        return AppSettings.resolve(sources(pairs));
+    }
+
+    /** Name/value pairs as flags. */
+    private static Sources sources(String... pairs) {
+        Map<String, String> flags = new java.util.HashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) {
+            flags.put(pairs[i], pairs[i + 1]);
+        }
+        return new Sources(flags, Map.of(), new Properties());
+    }
+}

@@ -1,0 +1,64 @@
+package dev.idemkit.app.json;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** Canonical JSON: what a client may vary without meaning another request does not change the bytes. */
+class CanonicalJsonTest {
+
+    @Test
+    void keyOrderAndSpacingDoNotChangeTheCanonicalBytes() {
+        byte[] a = canonical("{\"amount\": 150.00, \"currency\": \"BRL\", \"account_id\": \"acc-123\"}");
+        byte[] b = canonical("{\n  \"account_id\" : \"acc-123\",\n\t\"currency\":\"BRL\",\"amount\":150.00\n}");
+
+        assertThat(b).isEqualTo(a);
+        assertThat(text(a)).isEqualTo("{\"account_id\":\"acc-123\",\"amount\":150.00,\"currency\":\"BRL\"}");
+    }
+
+    @Test
+    void numbersKeepTheirDecimalsAsWritten() {
+        assertThat(text(canonical("{\"amount\": 150.00}"))).isEqualTo("{\"amount\":150.00}");
+        assertThat(text(canonical("{\"amount\": 0.10}"))).isEqualTo("{\"amount\":0.10}");
+        assertThat(text(canonical("{\"amount\": 150}"))).isEqualTo("{\"amount\":150}");
+    }
+
+    @Test
+    void aDifferentValueGivesDifferentBytes() {
+        assertThat(canonical("{\"amount\": 150.00, \"currency\": \"BRL\"}"))
+                .isNotEqualTo(canonical("{\"amount\": 151.00, \"currency\": \"BRL\"}"));
+        assertThat(canonical("{\"amount\": 150.00, \"currency\": \"BRL\"}"))
+                .isNotEqualTo(canonical("{\"amount\": 150.00, \"currency\": \"USD\"}"));
+    }
+
+    @Test
+    void nestedObjectsAreSortedButArraysKeepTheirOrder() {
+        assertThat(text(canonical("{\"z\": {\"b\": 1, \"a\": [3, 1, 2]}, \"a\": true}")))
+                .isEqualTo("{\"a\":true,\"z\":{\"a\":[3,1,2],\"b\":1}}");
+    }
+
+    @Test
+    void theCanonicalFormIsAFixedPoint() {
+        byte[] once = canonical("{ \"b\": [ {\"y\": 1, \"x\": 2.50} ], \"a\": \"\\u00e9\" }");
+
+        assertThat(CanonicalJson.canonical(once)).isEqualTo(once);
+    }
+
+    @Test
+    void somethingThatIsNotOneJsonValueIsRefused() {
+        for (String bad : new String[] {"", "   ", "{\"amount\": 150.00,", "{} {}", "not json"}) {
+            assertThatThrownBy(() -> CanonicalJson.parse(bad.getBytes(StandardCharsets.UTF_8)))
+                    .as("'%s'", bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    private static byte[] canonical(String json) {
+        return CanonicalJson.canonical(json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+}
