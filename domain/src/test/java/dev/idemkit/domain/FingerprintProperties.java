@@ -4,6 +4,7 @@ import static dev.idemkit.domain.Generators.anyBytes;
 import static dev.idemkit.domain.Generators.anyRequest;
 import static dev.idemkit.domain.Generators.anyText;
 import static dev.idemkit.domain.Generators.cuts;
+import static dev.idemkit.domain.Generators.requestsDifferingInOnePart;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.strings;
@@ -61,6 +62,14 @@ class FingerprintProperties {
             assertThat(a.fingerprint().equals(b.fingerprint())).isEqualTo(same);
             assertThat(a.fingerprint()).isEqualTo(new Request(a.method(), a.path(), a.body().clone()).fingerprint());
         });
+    }
+
+    /** Law: changing only the method, only the path or only the body always changes the request fingerprint. */
+    @Test
+    void changingAnyOnePartOfARequestChangesItsFingerprint() {
+        qt().withExamples(1000).forAll(requestsDifferingInOnePart()).checkAssert(pair ->
+                assertThat(pair.changed().fingerprint()).as("only the %s changed", pair.changedPart())
+                        .isNotEqualTo(pair.original().fingerprint()));
     }
 
     /** Law: cutting the same text into (method, path, body) at different places never gives the same fingerprint. */

@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -108,6 +109,22 @@ public final class Generators {
         return Generate.pick(List.of("GET", "POST", "PUT", "PATCH", "DELETE"))
                 .zip(strings().basicLatinAlphabet().ofLengthBetween(0, 20).map(p -> "/" + p), anyBytes(),
                         Request::new);
+    }
+
+    /** A request and a copy of it with exactly one part (method, path or body) changed. */
+    public record RequestPair(Request original, Request changed, String changedPart) {}
+
+    public static Gen<RequestPair> requestsDifferingInOnePart() {
+        return anyRequest().zip(Generate.pick(List.of("method", "path", "body")), anyRequest(), (a, part, b) -> {
+            Request changed = switch (part) {
+                case "method" -> new Request(a.method().equals(b.method()) ? a.method() + "X" : b.method(), a.path(),
+                        a.body());
+                case "path" -> new Request(a.method(), a.path().equals(b.path()) ? a.path() + "/x" : b.path(), a.body());
+                default -> new Request(a.method(), a.path(),
+                        Arrays.equals(a.body(), b.body()) ? Arrays.copyOf(a.body(), a.body().length + 1) : b.body());
+            };
+            return new RequestPair(a, changed, part);
+        });
     }
 
     /** Two places (first <= second) at which to cut a text into method, path and body. */

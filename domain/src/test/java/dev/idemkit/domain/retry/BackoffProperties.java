@@ -87,6 +87,21 @@ class BackoffProperties {
         });
     }
 
+    /** Law: the draw spans the whole jitter range: 0 gives the lowest delay (0 or ceiling/2), the top draw almost the ceiling. */
+    @Test
+    void theDrawSpansTheWholeJitterRange() {
+        qt().withExamples(1000).forAll(basesAndCaps(), attempts()).checkAssert((bc, attempt) -> {
+            long ceiling = expectedCeilingNanos(bc, attempt);
+            long slack = ceiling / (1L << 40) + 1; // a double carries 53 bits: only rounding may separate them
+            RandomSource bottom = RandomSource.fixed(0.0);
+            RandomSource top = RandomSource.fixed(Math.nextDown(1.0));
+            assertThat(backoff(bc, Jitter.FULL).delay(attempt, bottom).toNanos()).isZero();
+            assertThat(backoff(bc, Jitter.FULL).delay(attempt, top).toNanos()).isBetween(ceiling - slack, ceiling);
+            assertThat(backoff(bc, Jitter.EQUAL).delay(attempt, bottom).toNanos()).isEqualTo(ceiling / 2);
+            assertThat(backoff(bc, Jitter.EQUAL).delay(attempt, top).toNanos()).isBetween(ceiling - slack, ceiling);
+        });
+    }
+
     /** Law: for a fixed attempt, a larger random draw never gives a shorter delay (the jitter spreads, never reorders). */
     @Test
     void delayGrowsWithTheRandomDraw() {
