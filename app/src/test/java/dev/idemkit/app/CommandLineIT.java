@@ -1,0 +1,86 @@
+package dev.idemkit.app;
+
+import static dev.idemkit.app.CommandLineTest.assertNoStackTrace;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Command-line failures that involve real services: an unreachable service exits 3 naming it, a port in
+ * use exits 2 naming {@code http.port}; never a stack trace.
+ */
+class CommandLineIT {
+    private static String schema;
+
+    @BeforeAll
+    static void schema() {
+        schema = TestEnvironment.unique("app_it_cli");
+    }
+
+    @AfterAll
+    static void dropSchema() throws Exception {
+        TestEnvironment.dropSchema(schema);
+    }
+
+    @Test
+    void anUnreachableRabbitMqExits3NamingItsAddress() {
+        Map<String, String> env = TestEnvironment.settings(schema);
+        TestEnvironment.Run run = TestEnvironment.run(env, "demo", "1", "--transport", "rabbit", "--rabbit-uri",
+                "amqp://guest:guest@127.0.0.1:1/");
+
+        assertThat(run.exitCode()).as("exit code; err: %s", run.err()).isEqualTo(3);
+        assertThat(run.err()).contains("rabbit").contains("127.0.0.1:1");
+        assertThat(run.err()).doesNotContain("guest:guest");
+        assertOneLine(run);
+    }
+
+    @Test
+    void anUnreachablePostgresExits3NamingItsAddress() {
+        Map<String, String> env = TestEnvironment.settings(schema);
+        TestEnvironment.Run run = TestEnvironment.run(env, "demo", "1", "--pg-url",
+                "jdbc:postgresql://127.0.0.1:1/x");
+
+        assertThat(run.exitCode()).as("exit code; err: %s", run.err()).isEqualTo(3);
+        assertThat(run.err()).containsIgnoringCase("postgres").contains("127.0.0.1:1");
+        assertOneLine(run);
+    }
+
+    @Test
+    void anUnreachableRedisExits3NamingItsAddress() {
+        Map<String, String> env = TestEnvironment.settings(schema);
+        TestEnvironment.Run run = TestEnvironment.run(env, "demo", "1", "--store", "redis", "--redis-url",
+                "redis://127.0.0.1:1");
+
+        assertThat(run.exitCode()).as("exit code; err: %s", run.err()).isEqualTo(3);
+        assertThat(run.err()).containsIgnoringCase("redis").contains("127.0.0.1:1");
+        assertOneLine(run);
+    }
+
+    @Test
+    void serveOnAPortInUseExits2NamingHttpPort() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("0.0.0.0"))) {
+            int port = taken.getLocalPort();
+            // if the bind wrongly succeeded, serve would block until SIGTERM: bound the wait
+            TestEnvironment.Run run = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> TestEnvironment.run(
+                    TestEnvironment.settings(schema), "serve", "--http-port", Integer.toString(port)));
+
+            assertThat(run.exitCode()).as("exit code; out: %s err: %s", run.out(), run.err()).isEqualTo(2);
+            assertThat(run.err()).contains("'http.port'").contains(Integer.toString(port)).contains("in use");
+            assertThat(run.err().strip().lines()).hasSize(1);
+            assertNoStackTrace(run);
+            assertThat(taken.isBound()).isTrue();
+        }
+    }
+
+    private static void assertOneLine(TestEnvironment.Run run) {
+        assertThat(run.err().strip().lines()).as("one line on stderr: %s", run.err()).hasSize(1);
+        assertNoStackTrace(run);
+    }
+}
