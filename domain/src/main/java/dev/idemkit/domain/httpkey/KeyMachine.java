@@ -45,9 +45,12 @@ public final class KeyMachine {
         return new KeyDecision.WaitForFirst();
     }
 
-    /** The record a request starts under when it is allowed to execute. */
+    /**
+     * The record a request starts under when it is allowed to execute. It lives for the policy's
+     * lease, not its TTL: if the holder crashes, the claim lapses and a retry can execute.
+     */
     public static KeyRecord.InProgress begin(Fingerprint request, Instant now, KeyPolicy policy) {
-        return new KeyRecord.InProgress(request, now, now.plus(policy.ttl()));
+        return new KeyRecord.InProgress(request, now, now.plus(policy.lease()));
     }
 
     /**

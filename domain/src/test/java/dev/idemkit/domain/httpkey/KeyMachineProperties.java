@@ -23,11 +23,13 @@ class KeyMachineProperties {
     private static final ScopedKey KEY = ScopedKey.of("client-a", "create-payment-1");
     private static final KeyPolicy POLICY = KeyPolicy.defaults();
     private static final Duration TTL = POLICY.ttl();
+    private static final Duration LEASE = POLICY.lease();
     private static final Instant START = Instant.parse("2026-11-30T00:00:00Z");
 
     /**
      * What a client should observe for one key, written as plainly as possible: who opened the current
-     * window, the first final answer given in it, and until when the window lives.
+     * window, the first final answer given in it, and until when the window lives: a running request's
+     * claim lives for the lease (so a crashed holder's key frees up), a final answer for the TTL.
      */
     private static final class Model {
         Fingerprint owner;
@@ -46,8 +48,8 @@ class KeyMachineProperties {
         void open(Fingerprint request, Instant now) {
             owner = request;
             firstAnswer = null;
-            liveUntil = now.plus(TTL);
             executionsInWindow = 1;
+            liveUntil = now.plus(LEASE);
         }
 
         void release() {
@@ -136,7 +138,7 @@ class KeyMachineProperties {
     void aDifferentFingerprintIsAMismatchWhileTheRecordLives() {
         qt().withExamples(1000).forAll(responses(), clockSteps()).checkAssert((response, elapsed) -> {
             KeyRecord.InProgress running = KeyMachine.begin(FIRST_BODY, START, POLICY);
-            Instant now = START.plus(elapsed.compareTo(TTL) < 0 ? elapsed : Duration.ofHours(1));
+            Instant now = START.plus(elapsed.compareTo(LEASE) < 0 ? elapsed : LEASE.dividedBy(2));
             assertThat(KeyMachine.decide(Optional.of(running), OTHER_BODY, now))
                     .isInstanceOf(KeyDecision.FingerprintMismatch.class);
             KeyMachine.finish(running, response, now, POLICY).ifPresent(done ->

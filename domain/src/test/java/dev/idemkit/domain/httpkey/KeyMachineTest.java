@@ -25,7 +25,7 @@ class KeyMachineTest {
     void firstRequestExecutesThenRetriesReplayTheStoredResponse() {
         assertThat(KeyMachine.decide(Optional.empty(), PAY_100, T0)).isEqualTo(new KeyDecision.Execute());
         KeyRecord.InProgress running = KeyMachine.begin(PAY_100, T0, POLICY);
-        assertThat(running.expiresAt()).isEqualTo(T0.plus(Duration.ofHours(24)));
+        assertThat(running.expiresAt()).isEqualTo(T0.plus(KeyPolicy.DEFAULT_LEASE));
         assertThat(KeyMachine.decide(Optional.of(running), PAY_100, T0.plusSeconds(1)))
                 .isEqualTo(new KeyDecision.WaitForFirst());
 
@@ -33,6 +33,22 @@ class KeyMachineTest {
         assertThat(done).isEqualTo(new KeyRecord.Completed(PAY_100, CREATED, T0, T0.plusSeconds(2).plus(Duration.ofHours(24))));
         assertThat(KeyMachine.decide(Optional.of(done), PAY_100, T0.plusSeconds(3)))
                 .isEqualTo(new KeyDecision.Replay(CREATED));
+    }
+
+    @Test
+    void aClaimWhoseHolderCrashedLapsesAfterTheLeaseSoTheRetryExecutes() {
+        KeyPolicy policy = KeyPolicy.defaults().withLease(Duration.ofSeconds(30));
+        KeyRecord.InProgress abandoned = KeyMachine.begin(PAY_100, T0, policy);
+        assertThat(KeyMachine.decide(Optional.of(abandoned), PAY_100, T0.plusSeconds(29)))
+                .isEqualTo(new KeyDecision.WaitForFirst());
+        assertThat(KeyMachine.decide(Optional.of(abandoned), PAY_100, T0.plusSeconds(30)))
+                .isEqualTo(new KeyDecision.Execute());
+    }
+
+    @Test
+    void aLeaseLongerThanTheTtlIsRefused() {
+        assertThatThrownBy(() -> KeyPolicy.defaults().withTtl(Duration.ofHours(1)).withLease(Duration.ofHours(2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease");
     }
 
     @Test
