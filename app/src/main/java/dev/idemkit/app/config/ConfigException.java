@@ -7,9 +7,14 @@ public final class ConfigException extends RuntimeException {
     private final String setting;
 
     public ConfigException(String setting, String message) {
-        super("invalid setting '" + setting + "' (flag --" + setting.replace('.', '-') + ", environment "
+        super("invalid setting '" + setting + "' (flag " + flag(setting) + ", environment "
                 + Sources.envName(setting) + "): " + message);
         this.setting = setting;
+    }
+
+    /** The command-line flag of a setting: {@code pg.url} is {@code --pg-url}; {@code api.keys} is the repeatable {@code --api-key}. */
+    static String flag(String setting) {
+        return setting.equals("api.keys") ? "--api-key" : "--" + setting.replace('.', '-');
     }
 
     public String setting() {
