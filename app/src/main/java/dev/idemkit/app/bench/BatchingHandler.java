@@ -12,13 +12,15 @@ import java.util.Objects;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A consumer that settles many deliveries per transaction. {@link #onDelivery} only queues the delivery
  * (the transport's thread is free at once, so the prefetch window keeps filling); worker threads take up
- * to {@code maxBatch} deliveries (or what arrived within {@code linger}), run the {@link BatchStep} —
+ * to {@code maxBatch} deliveries (or what arrived within {@code linger}; one worker collects at a time
+ * while the others commit), run the {@link BatchStep} —
  * inbox keys and effects of the new ones in ONE transaction — and only after it returned (committed)
  * ack every delivery of the batch, duplicates included.
  *
@@ -57,10 +59,13 @@ public final class BatchingHandler implements DeliveryHandler, AutoCloseable {
     private final DeliveryHandler fallback;
     private final Settings settings;
     private final LinkedBlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
+    private final ReentrantLock collecting = new ReentrantLock();
     private final List<Thread> workers = new ArrayList<>();
     private final AtomicLong batches = new AtomicLong();
     private final AtomicLong batched = new AtomicLong();
     private final AtomicLong viaFallback = new AtomicLong();
+    private final AtomicLong stepNanos = new AtomicLong();
+    private final AtomicLong ackNanos = new AtomicLong();
     private volatile boolean running = true;
 
     public BatchingHandler(BatchStep step, DeliveryHandler fallback, Settings settings) {
@@ -90,22 +95,10 @@ public final class BatchingHandler implements DeliveryHandler, AutoCloseable {
         List<Delivery> batch = new ArrayList<>(settings.maxBatch());
         while (running || !queue.isEmpty()) {
             try {
-                Delivery first = queue.poll(20, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    continue;
+                collect(batch);
+                if (!batch.isEmpty()) {
+                    settle(batch);
                 }
-                batch.add(first);
-                queue.drainTo(batch, settings.maxBatch() - 1);
-                long deadline = System.nanoTime() + settings.linger().toNanos();
-                while (batch.size() < settings.maxBatch()) {
-                    Delivery next = queue.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-                    if (next == null) {
-                        break;
-                    }
-                    batch.add(next);
-                    queue.drainTo(batch, settings.maxBatch() - batch.size());
-                }
-                settle(batch);
             } catch (InterruptedException e) {
                 batch.forEach(this::handOver);
                 Thread.currentThread().interrupt();
@@ -116,11 +109,41 @@ public final class BatchingHandler implements DeliveryHandler, AutoCloseable {
         }
     }
 
+    /**
+     * One worker collects at a time (the others commit meanwhile), so that concurrent workers do not
+     * split the arrivals into small batches: up to {@code maxBatch}, waiting at most {@code linger}
+     * after the first delivery.
+     */
+    private void collect(List<Delivery> batch) throws InterruptedException {
+        collecting.lockInterruptibly();
+        try {
+            Delivery first = queue.poll(20, TimeUnit.MILLISECONDS);
+            if (first == null) {
+                return;
+            }
+            batch.add(first);
+            queue.drainTo(batch, settings.maxBatch() - 1);
+            long deadline = System.nanoTime() + settings.linger().toNanos();
+            while (batch.size() < settings.maxBatch()) {
+                Delivery next = queue.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                if (next == null) {
+                    break;
+                }
+                batch.add(next);
+                queue.drainTo(batch, settings.maxBatch() - batch.size());
+            }
+        } finally {
+            collecting.unlock();
+        }
+    }
+
     /** Commit first, settle after: an ack never precedes the commit of its key and effect. */
     void settle(List<Delivery> batch) {
         List<Outcome> outcomes;
+        long began = System.nanoTime();
         try {
             outcomes = step.commit(batch.stream().map(Delivery::message).toList());
+            stepNanos.addAndGet(System.nanoTime() - began);
             if (outcomes.size() != batch.size()) {
                 throw new IllegalStateException(outcomes.size() + " outcomes for " + batch.size() + " deliveries");
             }
@@ -132,6 +155,7 @@ public final class BatchingHandler implements DeliveryHandler, AutoCloseable {
         }
         batches.incrementAndGet();
         batched.addAndGet(batch.size());
+        long acking = System.nanoTime();
         for (int i = 0; i < batch.size(); i++) {
             Delivery d = batch.get(i);
             if (outcomes.get(i) instanceof Outcome.Rejected) {
@@ -145,6 +169,7 @@ public final class BatchingHandler implements DeliveryHandler, AutoCloseable {
                 }
             }
         }
+        ackNanos.addAndGet(System.nanoTime() - acking);
     }
 
     private void handOver(Delivery d) {
@@ -164,6 +189,16 @@ public final class BatchingHandler implements DeliveryHandler, AutoCloseable {
     /** Deliveries settled through a committed batch. */
     public long batched() {
         return batched.get();
+    }
+
+    /** Time spent in committed batch steps, summed over workers. */
+    public Duration stepTime() {
+        return Duration.ofNanos(stepNanos.get());
+    }
+
+    /** Time spent settling after commits, summed over workers. */
+    public Duration ackTime() {
+        return Duration.ofNanos(ackNanos.get());
     }
 
     /** Deliveries handed to the per-message path. */

@@ -176,9 +176,11 @@ public final class Benchmark {
         } finally {
             handler.close();
         }
-        String note = String.format(Locale.ROOT, "%d batches, %.0f per batch, %d via the per-message path",
-                handler.batches(), handler.batches() == 0 ? 0.0 : (double) handler.batched() / handler.batches(),
-                handler.viaFallback());
+        long n = Math.max(1, handler.batches());
+        String note = String.format(Locale.ROOT, "%d batches, %.0f deliveries per batch, %d via the per-message path;"
+                + " per batch %.1f ms in runBatch (keys + credits + commit), %.1f ms acking", handler.batches(),
+                (double) handler.batched() / n, handler.viaFallback(), handler.stepTime().toNanos() / 1e6 / n,
+                handler.ackTime().toNanos() / 1e6 / n);
         return new BenchReport.Case(d, exact(w, before), note);
     }
 

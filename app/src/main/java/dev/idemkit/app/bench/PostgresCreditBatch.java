@@ -9,6 +9,7 @@ import dev.idemkit.domain.Outcome;
 import dev.idemkit.domain.inbox.InboxDelivery;
 import dev.idemkit.domain.inbox.InboxKey;
 import java.math.BigDecimal;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -18,14 +19,17 @@ import java.util.TreeMap;
 
 /**
  * The {@code accounts.credit} effect for a whole batch: {@link PostgresInboxStore#runBatch} inserts the
- * keys of the batch in one statement and, in the same transaction, this credits the new ones as ONE
- * JDBC batch of upserts, one per account, in account order (concurrent batches lock rows in the same
- * order, so they cannot deadlock). A malformed body fails the whole batch, whose deliveries then go
- * through the per-message path one by one.
+ * keys of the batch in one statement and, in the same transaction, this credits the new ones with ONE
+ * more statement: an upsert of one row per account from two arrays, inserted in account order (the
+ * {@code ORDER BY} of the {@code INSERT ... SELECT}), so concurrent batches lock account rows in the same
+ * order and cannot deadlock. A malformed body fails the whole batch, whose deliveries then go through
+ * the per-message path one by one.
  */
 final class PostgresCreditBatch implements BatchingHandler.BatchStep {
     static final String CREDIT = """
-            INSERT INTO accounts (id, balance) VALUES (?, ?)
+            INSERT INTO accounts (id, balance)
+            SELECT c.id, c.amount FROM unnest(?::text[], ?::numeric[]) WITH ORDINALITY AS c(id, amount, n)
+            ORDER BY c.n
             ON CONFLICT (id) DO UPDATE SET balance = accounts.balance + EXCLUDED.balance
             """;
 
@@ -54,13 +58,11 @@ final class PostgresCreditBatch implements BatchingHandler.BatchStep {
                 AccountCredit c = credits.get(d.key());
                 perAccount.merge(c.accountId(), c.amount(), BigDecimal::add);
             }
-            try (PreparedStatement ps = work.connection().prepareStatement(CREDIT)) {
-                for (Map.Entry<String, BigDecimal> e : perAccount.entrySet()) {
-                    ps.setString(1, e.getKey());
-                    ps.setBigDecimal(2, e.getValue());
-                    ps.addBatch();
-                }
-                ps.executeBatch();
+            Connection c = work.connection();
+            try (PreparedStatement ps = c.prepareStatement(CREDIT)) {
+                ps.setArray(1, c.createArrayOf("text", perAccount.keySet().toArray()));
+                ps.setArray(2, c.createArrayOf("numeric", perAccount.values().toArray()));
+                ps.executeUpdate();
             }
         });
     }
