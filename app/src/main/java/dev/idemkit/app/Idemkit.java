@@ -25,8 +25,8 @@ public final class Idemkit implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required: serve, demo, dlq"
-                + " or publish");
+        throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required: serve, demo, dlq,"
+                + " publish or bench");
     }
 
     public static void main(String[] args) {

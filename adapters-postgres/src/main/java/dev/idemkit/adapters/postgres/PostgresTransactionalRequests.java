@@ -93,6 +93,18 @@ public final class PostgresTransactionalRequests {
     private Object attempt(JpaUnitOfWork unit, ScopedKey key, Fingerprint fp, long deadline, Execution execution)
             throws SQLException {
         Connection c = unit.rawConnection();
+        // A completed record answers without the claim's row lock: replays of one key then run in parallel
+        // instead of queueing on the row (the claim's ON CONFLICT DO UPDATE locks it even when its WHERE fails).
+        Optional<KeyRecord> committed = IdempotencyRows.find(c, key);
+        if (committed.isPresent() && committed.get() instanceof KeyRecord.Completed) {
+            KeyDecision early = KeyMachine.decide(committed, fp, clock.now());
+            if (early instanceof KeyDecision.Replay replay) {
+                return new Reply(replay.response(), true);
+            }
+            if (early instanceof KeyDecision.FingerprintMismatch) {
+                return new Reply(Problems.mismatch(), false);
+            }
+        }
         long waitMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
         try (PreparedStatement ps = c.prepareStatement(SET_LOCK_TIMEOUT)) {
             ps.setString(1, waitMillis + "ms");
