@@ -73,6 +73,10 @@ public final class PostgresTransactionalRequests {
         long deadline = System.nanoTime() + policy.waitBound().toNanos();
         long pause = 2;
         while (true) {
+            Optional<Reply> answered = answeredWithoutLock(scoped, fp);
+            if (answered.isPresent()) {
+                return answered.get();
+            }
             Object result = Transactions.run(db.entityManagerFactory(), "idempotent request",
                     unit -> attempt(unit, scoped, fp, deadline, execution));
             if (result instanceof Reply reply) {
@@ -90,21 +94,30 @@ public final class PostgresTransactionalRequests {
         }
     }
 
+    /**
+     * A completed record answers with one plain read, without Hibernate and without the claim's row lock
+     * (its {@code ON CONFLICT DO UPDATE} locks the row even when its {@code WHERE} fails): replays of one
+     * key then run in parallel instead of queueing on the row.
+     */
+    private Optional<Reply> answeredWithoutLock(ScopedKey key, Fingerprint fp) {
+        Optional<KeyRecord> committed = Sql.inTransaction(db.dataSource(), "idempotency read",
+                c -> IdempotencyRows.find(c, key));
+        if (committed.isEmpty() || !(committed.get() instanceof KeyRecord.Completed)) {
+            return Optional.empty();
+        }
+        KeyDecision decision = KeyMachine.decide(committed, fp, clock.now());
+        if (decision instanceof KeyDecision.Replay replay) {
+            return Optional.of(new Reply(replay.response(), true));
+        }
+        if (decision instanceof KeyDecision.FingerprintMismatch) {
+            return Optional.of(new Reply(Problems.mismatch(), false));
+        }
+        return Optional.empty();
+    }
+
     private Object attempt(JpaUnitOfWork unit, ScopedKey key, Fingerprint fp, long deadline, Execution execution)
             throws SQLException {
         Connection c = unit.rawConnection();
-        // A completed record answers without the claim's row lock: replays of one key then run in parallel
-        // instead of queueing on the row (the claim's ON CONFLICT DO UPDATE locks it even when its WHERE fails).
-        Optional<KeyRecord> committed = IdempotencyRows.find(c, key);
-        if (committed.isPresent() && committed.get() instanceof KeyRecord.Completed) {
-            KeyDecision early = KeyMachine.decide(committed, fp, clock.now());
-            if (early instanceof KeyDecision.Replay replay) {
-                return new Reply(replay.response(), true);
-            }
-            if (early instanceof KeyDecision.FingerprintMismatch) {
-                return new Reply(Problems.mismatch(), false);
-            }
-        }
         long waitMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
         try (PreparedStatement ps = c.prepareStatement(SET_LOCK_TIMEOUT)) {
             ps.setString(1, waitMillis + "ms");
