@@ -3,12 +3,12 @@ package dev.idemkit.adapters.rabbit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.domain.Message;
-import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.contract.Eventually;
 import dev.idemkit.ports.memory.InMemoryCounter;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents.Decision;
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.ForwardingDelivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;
@@ -82,40 +82,17 @@ class AckLossAndCrashIT extends RabbitITBase {
     }
 
     /** A delivery whose ack never reaches the broker: instead, {@code instead} runs. */
-    private record LosingAck(Delivery d, Runnable instead) implements Delivery {
-        @Override
-        public Message message() {
-            return d.message();
-        }
+    private static final class LosingAck extends ForwardingDelivery {
+        private final Runnable instead;
 
-        @Override
-        public int attempt() {
-            return d.attempt();
-        }
-
-        @Override
-        public List<AttemptRecord> history() {
-            return d.history();
-        }
-
-        @Override
-        public boolean redelivered() {
-            return d.redelivered();
+        LosingAck(Delivery d, Runnable instead) {
+            super(d);
+            this.instead = instead;
         }
 
         @Override
         public void ack() {
             instead.run();
-        }
-
-        @Override
-        public void retryAfter(Duration delay, AttemptRecord failed) {
-            d.retryAfter(delay, failed);
-        }
-
-        @Override
-        public void deadLetter(String reason, AttemptRecord failed) {
-            d.deadLetter(reason, failed);
         }
     }
 }

@@ -1,13 +1,12 @@
 package dev.idemkit.app.bench;
 
-import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.ForwardingDelivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.Subscription;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -39,43 +38,32 @@ record Drain(long settled, long acked, double seconds, boolean complete) {
     }
 
     /** Counts a settlement once it has been made. */
-    private record Counting(Delivery d, AtomicLong settled, AtomicLong acked) implements Delivery {
-        @Override
-        public Message message() {
-            return d.message();
-        }
+    private static final class Counting extends ForwardingDelivery {
+        private final AtomicLong settled;
+        private final AtomicLong acked;
 
-        @Override
-        public int attempt() {
-            return d.attempt();
-        }
-
-        @Override
-        public List<AttemptRecord> history() {
-            return d.history();
-        }
-
-        @Override
-        public boolean redelivered() {
-            return d.redelivered();
+        Counting(Delivery d, AtomicLong settled, AtomicLong acked) {
+            super(d);
+            this.settled = settled;
+            this.acked = acked;
         }
 
         @Override
         public void ack() {
-            d.ack();
+            super.ack();
             acked.incrementAndGet();
             settled.incrementAndGet();
         }
 
         @Override
         public void retryAfter(Duration delay, AttemptRecord failed) {
-            d.retryAfter(delay, failed);
+            super.retryAfter(delay, failed);
             settled.incrementAndGet();
         }
 
         @Override
         public void deadLetter(String reason, AttemptRecord failed) {
-            d.deadLetter(reason, failed);
+            super.deadLetter(reason, failed);
             settled.incrementAndGet();
         }
     }

@@ -1,15 +1,14 @@
 package dev.idemkit.ports.broken;
 
-import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.memory.InMemoryMessageTransport;
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.ForwardingDelivery;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;
 import dev.idemkit.ports.out.DeliveryHandler;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * BROKEN on purpose: "retries" by acknowledging, trusting a retry mechanism that is not there, so a
@@ -37,40 +36,14 @@ public final class AckOnRetryMessageTransport implements MessageTransport {
         transport.close();
     }
 
-    private record Losing(Delivery d) implements Delivery {
-        @Override
-        public Message message() {
-            return d.message();
-        }
-
-        @Override
-        public int attempt() {
-            return d.attempt();
-        }
-
-        @Override
-        public List<AttemptRecord> history() {
-            return d.history();
-        }
-
-        @Override
-        public boolean redelivered() {
-            return d.redelivered();
-        }
-
-        @Override
-        public void ack() {
-            d.ack();
+    private static final class Losing extends ForwardingDelivery {
+        Losing(Delivery d) {
+            super(d);
         }
 
         @Override
         public void retryAfter(Duration delay, AttemptRecord failed) {
-            d.ack();
-        }
-
-        @Override
-        public void deadLetter(String reason, AttemptRecord failed) {
-            d.deadLetter(reason, failed);
+            delegate().ack();
         }
     }
 }
