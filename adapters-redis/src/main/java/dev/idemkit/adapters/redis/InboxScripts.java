@@ -1,55 +1,91 @@
 package dev.idemkit.adapters.redis;
 
-/** The inbox's Lua scripts. Each is one atomic step on the server, one round trip, and touches keys of one slot. */
+/**
+ * The inbox's Lua scripts. Each call is one atomic step on the server and one round trip; all keys of one call
+ * are in one cluster slot (the callers group them by slot). A single delivery is a call with one key; a bulk
+ * batch is a call with many, so the server does the work of a whole batch in one script instead of one
+ * {@code EVALSHA} per key.
+ */
 final class InboxScripts {
     private InboxScripts() {}
 
     /**
-     * Claim. KEYS[1] inbox key; ARGV[1] in-progress value {@code P:<token>:<fingerprint>}, ARGV[2] lease ms.
-     * Returns nil when this caller now holds the claim (SET NX PX), otherwise the value already there.
+     * Claim. KEYS[i] inbox keys; ARGV[1] lease ms, ARGV[i + 1] the in-progress value {@code P:<token>:<fingerprint>}
+     * for KEYS[i]. Returns one string per key: empty when this caller now holds the claim (it was absent, and is now
+     * set with the lease), otherwise the value already there. A key given twice is claimed by its first occurrence.
      */
     static final String CLAIM = """
-            local v = redis.call('GET', KEYS[1])
-            if v then return v end
-            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-            return false
+            local out = {}
+            for i = 1, #KEYS do
+              local v = redis.call('GET', KEYS[i])
+              if v then
+                out[i] = v
+              else
+                redis.call('SET', KEYS[i], ARGV[i + 1], 'PX', ARGV[1])
+                out[i] = ''
+              end
+            end
+            return out
             """;
 
     /**
-     * Complete. KEYS[1] inbox key, KEYS[2..] staged keys; ARGV[1] our in-progress value, ARGV[2] completed value
-     * {@code C:<fingerprint>}, ARGV[3] retention ms, then three arguments (op, a, b) per staged write.
-     * Returns LOST when the claim is no longer ours (nothing written); WRONGTYPE i / NOTINT i when staged write i
-     * cannot apply (checked before any write: nothing written); OK when the writes and the completion are applied.
+     * Complete. For each delivery d, in order: KEYS holds its inbox key then its staged keys; ARGV (after ARGV[1],
+     * the retention ms) holds {@code expected}, the completed value {@code C:<fingerprint>}, the number of staged
+     * writes n, then three arguments (op, a, b) per staged write.
+     *
+     * <p>{@code expected} is our in-progress value (complete our claim), or empty (claim and complete in one step,
+     * only if the key is absent). Returns one string per delivery: {@code OK} when its writes and its completion are
+     * applied; {@code LOST} when the claim is no longer ours; the value already there when {@code expected} was
+     * empty and the key is present; {@code WRONGTYPE i} / {@code NOTINT i} when staged write i cannot apply. Every
+     * result but OK means nothing of that delivery was written: its staged writes are all checked before any is
+     * applied. Deliveries are independent: one failing does not stop the next.
      */
     static final String COMPLETE = """
-            if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'LOST' end
             local family = {SET='string', INCRBY='string', HSET='hash', HINCRBY='hash', SADD='set', DEL='any'}
-            local n = #KEYS - 1
-            for i = 1, n do
-              local k, op, a = KEYS[i + 1], ARGV[3 * i + 1], ARGV[3 * i + 2]
-              local t = redis.call('TYPE', k)['ok']
-              if t ~= 'none' and family[op] ~= 'any' and t ~= family[op] then return 'WRONGTYPE ' .. i end
-              if op == 'INCRBY' and t == 'string' and not string.match(redis.call('GET', k), '^%-?%d+$') then
-                return 'NOTINT ' .. i
+            local out, k, a, d = {}, 1, 2, 0
+            while a <= #ARGV do
+              d = d + 1
+              local key, expected, done, n = KEYS[k], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+              local cur = redis.call('GET', key)
+              local result = 'OK'
+              if expected == '' then
+                if cur then result = cur end
+              elseif cur ~= expected then
+                result = 'LOST'
               end
-              if op == 'HINCRBY' and t == 'hash' then
-                local f = redis.call('HGET', k, a)
-                if f and not string.match(f, '^%-?%d+$') then return 'NOTINT ' .. i end
+              if result == 'OK' then
+                for i = 1, n do
+                  local sk, op, x = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1]
+                  local t = redis.call('TYPE', sk)['ok']
+                  if t ~= 'none' and family[op] ~= 'any' and t ~= family[op] then result = 'WRONGTYPE ' .. i; break end
+                  if op == 'INCRBY' and t == 'string' and not string.match(redis.call('GET', sk), '^%-?%d+$') then
+                    result = 'NOTINT ' .. i; break
+                  end
+                  if op == 'HINCRBY' and t == 'hash' then
+                    local f = redis.call('HGET', sk, x)
+                    if f and not string.match(f, '^%-?%d+$') then result = 'NOTINT ' .. i; break end
+                  end
+                end
               end
+              if result == 'OK' then
+                for i = 1, n do
+                  local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
+                  if op == 'SET' then
+                    if y == '' then redis.call('SET', sk, x) else redis.call('SET', sk, x, 'PX', y) end
+                  elseif op == 'INCRBY' then redis.call('INCRBY', sk, x)
+                  elseif op == 'HSET' then redis.call('HSET', sk, x, y)
+                  elseif op == 'HINCRBY' then redis.call('HINCRBY', sk, x, y)
+                  elseif op == 'SADD' then redis.call('SADD', sk, x)
+                  elseif op == 'DEL' then redis.call('DEL', sk)
+                  end
+                end
+                redis.call('SET', key, done, 'PX', ARGV[1])
+              end
+              out[d] = result
+              k = k + 1 + n
+              a = a + 3 + 3 * n
             end
-            for i = 1, n do
-              local k, op, a, b = KEYS[i + 1], ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
-              if op == 'SET' then
-                if b == '' then redis.call('SET', k, a) else redis.call('SET', k, a, 'PX', b) end
-              elseif op == 'INCRBY' then redis.call('INCRBY', k, a)
-              elseif op == 'HSET' then redis.call('HSET', k, a, b)
-              elseif op == 'HINCRBY' then redis.call('HINCRBY', k, a, b)
-              elseif op == 'SADD' then redis.call('SADD', k, a)
-              elseif op == 'DEL' then redis.call('DEL', k)
-              end
-            end
-            redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-            return 'OK'
+            return out
             """;
 
     /** Release. KEYS[1] inbox key; ARGV[1] our in-progress value. Deletes only our own claim; returns 1 when deleted. */

@@ -7,20 +7,17 @@ import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.ports.out.EffectFailedException;
 import dev.idemkit.ports.out.Guarded;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import org.redisson.api.BatchOptions;
-import org.redisson.api.RBatch;
-import org.redisson.api.RScript;
-import org.redisson.api.RedissonClient;
-import org.redisson.client.codec.StringCodec;
 
 /**
- * The inbox for bulk deliveries (a broker batch): the claims of all deliveries go out in one pipelined
- * {@code RBatch} (one round trip), the effects of the claimed ones run, and their completions go out in a
- * second pipeline. Each claim and each completion is still its own atomic script, exactly as in
- * {@link RedisInboxStore}; only the round trips are shared. A key held by another live delivery (or twice in
+ * The inbox for bulk deliveries (a broker batch): the claims of all deliveries go out as one claim script per
+ * cluster slot (one in all on a single server, at most 256 keys each,
+ * pipelined together: one round trip), the effects of the claimed ones run, and their completions go out the
+ * same way: two round trips per batch. Each key is claimed and completed with exactly the semantics of
+ * {@link RedisInboxStore}; the scripts only do many keys' steps per call. A key held by another live delivery (or twice in
  * one batch) is not waited for: its result carries {@link ClaimHeldException} and the delivery must be retried.
  */
 public final class RedisBulkInbox {
@@ -34,10 +31,8 @@ public final class RedisBulkInbox {
     public record BulkResult<R>(InboxDelivery delivery, Optional<Guarded<R>> result, Optional<RuntimeException> failure) {}
 
     private final RedisInboxStore store;
-    private final RedissonClient client;
 
-    public RedisBulkInbox(RedissonClient client, RedisInboxStore store) {
-        this.client = Objects.requireNonNull(client, "client");
+    public RedisBulkInbox(RedisInboxStore store) {
         this.store = Objects.requireNonNull(store, "store");
     }
 
@@ -45,90 +40,119 @@ public final class RedisBulkInbox {
     public <R> List<BulkResult<R>> runEachOnce(List<InboxDelivery> deliveries, BulkEffect<R> effect) {
         Objects.requireNonNull(effect, "effect");
         int n = deliveries.size();
-        String[] keys = new String[n];
-        String[] mine = new String[n];
-        RBatch claims = client.createBatch(BatchOptions.defaults());
-        for (int i = 0; i < n; i++) {
-            InboxDelivery d = deliveries.get(i);
-            keys[i] = store.layout().inbox(d.key());
-            mine[i] = "P:" + RedisInboxStore.token() + ":" + d.fingerprint().hex();
-            claims.getScript(StringCodec.INSTANCE).evalAsync(keys[i], RScript.Mode.READ_WRITE, InboxScripts.CLAIM,
-                    RScript.ReturnType.VALUE, List.of(keys[i]), mine[i],
-                    Long.toString(store.settings().leaseTtl().toMillis()));
+        List<String> keys = new ArrayList<>(n);
+        List<String> mine = new ArrayList<>(n);
+        for (InboxDelivery d : deliveries) {
+            keys.add(store.layout().inbox(d.key()));
+            mine.add("P:" + RedisInboxStore.token() + ":" + d.fingerprint().hex());
         }
-        List<?> claimed = n == 0 ? List.of() : Failures.call("claim a batch of inbox keys", () -> claims.execute().getResponses());
-        List<BulkResult<R>> results = new ArrayList<>(n);
+        List<String> claimed = store.commands().claim(keys, mine);
+        List<BulkResult<R>> results = new ArrayList<>(Collections.nCopies(n, null));
         List<Integer> toComplete = new ArrayList<>();
-        List<RedisUnitOfWork> works = new ArrayList<>();
+        List<InboxCommands.Completion> completions = new ArrayList<>();
         List<R> values = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             InboxDelivery d = deliveries.get(i);
-            String existing = (String) claimed.get(i);
-            results.add(null);
-            if (existing != null && existing.startsWith("C:")) {
-                Outcome o = Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), d.fingerprint());
-                results.set(i, new BulkResult<>(d, Optional.of(Guarded.of(o)), Optional.empty()));
-            } else if (existing != null) {
-                results.set(i, new BulkResult<>(d, Optional.empty(), Optional.of(new ClaimHeldException(
-                        "message " + d.key().messageId() + " is being processed by another delivery; retry later"))));
-            } else {
-                RedisUnitOfWork work = new RedisUnitOfWork(store.layout(), keys[i],
-                        store.settings().topology() == RedisSettings.Topology.CLUSTER);
-                try {
-                    values.add(effect.run(d, work));
-                    work.close();
-                    toComplete.add(i);
-                    works.add(work);
-                } catch (Throwable t) {
-                    work.close();
-                    store.release(d.key(), keys[i], mine[i], t);
-                    results.set(i, new BulkResult<>(d, Optional.empty(), Optional.of(EffectFailedException.propagate(t))));
-                }
+            String existing = claimed.get(i);
+            if (!existing.isEmpty() && !existing.equals(mine.get(i))) {
+                results.set(i, decided(d, existing));
+                continue;
+            }
+            RedisUnitOfWork work = store.newWork(keys.get(i));
+            try {
+                values.add(effect.run(d, work));
+                work.close();
+                toComplete.add(i);
+                completions.add(new InboxCommands.Completion(keys.get(i), mine.get(i), "C:" + d.fingerprint().hex(),
+                        work.staged()));
+            } catch (Throwable t) {
+                work.close();
+                store.release(d.key(), keys.get(i), mine.get(i), t);
+                results.set(i, failed(d, EffectFailedException.propagate(t)));
             }
         }
-        complete(deliveries, keys, mine, toComplete, works, values, results);
+        settle(deliveries, toComplete, completions, values, results, (i, j, r) -> {
+            InboxDelivery d = deliveries.get(i);
+            if ("LOST".equals(r)) {
+                return failed(d, store.lost(d.key()));
+            }
+            IllegalStateException failure = new IllegalStateException("message " + d.key().messageId() + ": "
+                    + RedisInboxStore.describe(r, completions.get(j).staged(),
+                            "nothing was written and the claim was released"));
+            store.release(d.key(), keys.get(i), mine.get(i), failure);
+            return failed(d, failure);
+        });
         return results;
     }
 
-    private <R> void complete(List<InboxDelivery> deliveries, String[] keys, String[] mine, List<Integer> toComplete,
-            List<RedisUnitOfWork> works, List<R> values, List<BulkResult<R>> results) {
-        if (toComplete.isEmpty()) {
-            return;
-        }
-        RBatch completions = client.createBatch(BatchOptions.defaults());
-        for (int j = 0; j < toComplete.size(); j++) {
-            int i = toComplete.get(j);
-            List<Object> ks = new ArrayList<>();
-            List<Object> args = new ArrayList<>();
-            ks.add(keys[i]);
-            args.add(mine[i]);
-            args.add("C:" + deliveries.get(i).fingerprint().hex());
-            args.add(Long.toString(store.settings().retentionTtl().toMillis()));
-            for (RedisUnitOfWork.Staged s : works.get(j).staged()) {
-                ks.add(s.key());
-                args.add(s.op());
-                args.add(s.a());
-                args.add(s.b());
-            }
-            completions.getScript(StringCodec.INSTANCE).evalAsync(keys[i], RScript.Mode.READ_WRITE,
-                    InboxScripts.COMPLETE, RScript.ReturnType.VALUE, ks, args.toArray());
-        }
-        List<?> done = Failures.call("complete a batch of inbox keys", () -> completions.execute().getResponses());
-        for (int j = 0; j < toComplete.size(); j++) {
-            int i = toComplete.get(j);
+    /**
+     * The batch in ONE round trip, for effects whose every write is staged in their {@link RedisUnitOfWork}: all
+     * effects run first, then one script per slot applies the writes of each absent key and marks it completed
+     * (see {@link RedisInboxStore#runOnceStaged}: the effect also runs for duplicates, whose writes are dropped,
+     * so it must not act outside its unit of work). A key held by a live claim (or given twice in the batch) is
+     * not waited for: {@link ClaimHeldException}, retry it.
+     */
+    public <R> List<BulkResult<R>> runEachOnceStaged(List<InboxDelivery> deliveries, BulkEffect<R> effect) {
+        Objects.requireNonNull(effect, "effect");
+        int n = deliveries.size();
+        List<BulkResult<R>> results = new ArrayList<>(Collections.nCopies(n, null));
+        List<Integer> sent = new ArrayList<>();
+        List<InboxCommands.Completion> completions = new ArrayList<>();
+        List<R> values = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
             InboxDelivery d = deliveries.get(i);
-            Object r = done.get(j);
-            if ("OK".equals(r)) {
-                results.set(i, new BulkResult<>(d, Optional.of(Guarded.processed(values.get(j))), Optional.empty()));
-            } else if ("LOST".equals(r)) {
-                results.set(i, new BulkResult<>(d, Optional.empty(), Optional.of(new ClaimLostException("the claim on "
-                        + d.key().messageId() + " expired before completion; nothing was written; retry"))));
-            } else {
-                IllegalStateException failure = new IllegalStateException("a staged write of " + d.key().messageId()
-                        + " cannot apply (" + r + "); nothing was written and the claim was released");
-                store.release(d.key(), keys[i], mine[i], failure);
-                results.set(i, new BulkResult<>(d, Optional.empty(), Optional.of(failure)));
+            String key = store.layout().inbox(d.key());
+            RedisUnitOfWork work = store.newWork(key);
+            try {
+                values.add(effect.run(d, work));
+                sent.add(i);
+                completions.add(new InboxCommands.Completion(key, "", "C:" + d.fingerprint().hex(), work.staged()));
+            } catch (Throwable t) {
+                Optional<Outcome> decided = store.decidedAfterFailure(d.key(), d.fingerprint(), t);
+                results.set(i, decided.isPresent()
+                        ? new BulkResult<>(d, Optional.of(Guarded.of(decided.get())), Optional.empty())
+                        : failed(d, EffectFailedException.propagate(t)));
+            } finally {
+                work.close();
             }
         }
+        settle(deliveries, sent, completions, values, results, (i, j, r) -> {
+            InboxDelivery d = deliveries.get(i);
+            return r.startsWith("C:") || r.startsWith("P:") ? decided(d, r)
+                    : failed(d, new IllegalStateException("message " + d.key().messageId() + ": "
+                            + RedisInboxStore.describe(r, completions.get(j).staged(), "nothing was written")));
+        });
+        return results;
+    }
+
+    /** What to make of a completion result other than OK, for delivery i (the j-th completion). */
+    private interface NotCompleted<R> {
+        BulkResult<R> result(int i, int j, String answer);
+    }
+
+    /** Sends the completions (one round trip) and fills in the result of each delivery in {@code sent}. */
+    private <R> void settle(List<InboxDelivery> deliveries, List<Integer> sent, List<InboxCommands.Completion> completions,
+            List<R> values, List<BulkResult<R>> results, NotCompleted<R> otherwise) {
+        List<String> done = store.commands().complete(completions);
+        for (int j = 0; j < sent.size(); j++) {
+            int i = sent.get(j);
+            results.set(i, "OK".equals(done.get(j))
+                    ? new BulkResult<>(deliveries.get(i), Optional.of(Guarded.processed(values.get(j))), Optional.empty())
+                    : otherwise.result(i, j, done.get(j)));
+        }
+    }
+
+    /** The result for a key found completed ({@code C:}: duplicate or reuse) or held ({@code P:}: retry). */
+    private static <R> BulkResult<R> decided(InboxDelivery d, String existing) {
+        if (existing.startsWith("C:")) {
+            Outcome o = Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), d.fingerprint());
+            return new BulkResult<>(d, Optional.of(Guarded.of(o)), Optional.empty());
+        }
+        return failed(d, new ClaimHeldException("message " + d.key().messageId()
+                + " is being processed by another delivery; retry later"));
+    }
+
+    private static <R> BulkResult<R> failed(InboxDelivery d, RuntimeException failure) {
+        return new BulkResult<>(d, Optional.empty(), Optional.of(failure));
     }
 }

@@ -9,19 +9,18 @@ import dev.idemkit.ports.out.EffectFailedException;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
-import org.redisson.api.RScript;
+import java.util.function.Supplier;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The inbox on Redis. Atomic step: the claim script ({@link InboxScripts#CLAIM}, {@code SET NX PX lease}) —
+ * The inbox on Redis. Atomic step: the claim script ({@link InboxScripts#CLAIM}, absent key -> {@code SET PX lease}) —
  * never a read followed by a separate write. Then the effect runs, then one completion script checks that the
  * claim is still ours, applies the writes the effect staged in its {@link RedisUnitOfWork} and marks the key
  * completed for the retention TTL. A failing effect releases its claim (only if still ours).
@@ -36,7 +35,7 @@ import org.slf4j.LoggerFactory;
 public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisInboxStore.class);
 
-    private final RScript script;
+    private final InboxCommands commands;
     private final RedissonClient client;
     private final RedisSettings settings;
     private final KeyLayout layout;
@@ -44,7 +43,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
     public RedisInboxStore(RedissonClient client, RedisSettings settings) {
         this.client = Objects.requireNonNull(client, "client");
         this.settings = Objects.requireNonNull(settings, "settings");
-        this.script = client.getScript(StringCodec.INSTANCE);
+        this.commands = new InboxCommands(client, settings);
         this.layout = new KeyLayout(settings.keyPrefix(), settings.hashTagScope());
     }
 
@@ -59,7 +58,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         if (settled.isPresent()) {
             return Guarded.of(settled.get());
         }
-        RedisUnitOfWork work = new RedisUnitOfWork(layout, redisKey, settings.topology() == RedisSettings.Topology.CLUSTER);
+        RedisUnitOfWork work = newWork(redisKey);
         R value;
         try {
             value = effect.run(work);
@@ -74,18 +73,95 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
     }
 
     /**
+     * The inbox in ONE round trip, for an effect whose every write is staged in its {@link RedisUnitOfWork} (a
+     * balance, a reservation kept in Redis). The effect runs first, before anything is sent; then one script
+     * applies its staged writes and marks the key completed, only if the key is absent; a present key is decided
+     * exactly as {@link #runOnce} decides it (duplicate, reused id, or a live claim waited for up to the claim
+     * wait) and the staged writes are dropped.
+     *
+     * <p>So the effect also runs for a duplicate (its value and writes are then discarded; when it throws, the key
+     * is read and a completed key is still decided as a duplicate): it must not do anything outside its unit of work — no HTTP call, no other database, no message. For such effects use
+     * {@link #runOnce}, which claims first. Same guarantee as {@link #guarantee()}: the writes and the key commit
+     * together or not at all. A staged write that cannot apply (wrong type, non-integer counter) fails the call
+     * with {@link IllegalStateException} and writes nothing, not even the key.
+     */
+    public <R> Guarded<R> runOnceStaged(InboxKey key, Fingerprint fingerprint, Effect<? super RedisUnitOfWork, R> effect) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(fingerprint, "fingerprint");
+        Objects.requireNonNull(effect, "effect");
+        String redisKey = layout.inbox(key);
+        RedisUnitOfWork work = newWork(redisKey);
+        R value;
+        try {
+            value = effect.run(work);
+        } catch (Throwable t) {
+            // a duplicate is decided as a duplicate even when the effect would now fail (say, a balance check
+            // failing because the first delivery was applied): only a key not completed gets the failure
+            Optional<Outcome> decided = decidedAfterFailure(key, fingerprint, t);
+            if (decided.isPresent()) {
+                return Guarded.of(decided.get());
+            }
+            throw EffectFailedException.propagate(t);
+        } finally {
+            work.close();
+        }
+        InboxCommands.Completion completion = new InboxCommands.Completion(redisKey, "", "C:" + fingerprint.hex(),
+                work.staged());
+        Optional<Outcome> outcome = decideWaiting(key, fingerprint, () -> {
+            String result = commands.complete(List.of(completion)).get(0);
+            if ("OK".equals(result)) {
+                return null;
+            }
+            if (result.startsWith("P:") || result.startsWith("C:")) {
+                return result;
+            }
+            throw new IllegalStateException(describe(result, work.staged(), "nothing was written"));
+        });
+        if (outcome.isPresent()) {
+            return Guarded.of(outcome.get());
+        }
+        LOG.debug("inbox decision=processed consumer={} message_id={} staged_writes={} round_trips=1", key.consumer(),
+                key.messageId(), work.staged().size());
+        return Guarded.processed(value);
+    }
+
+    /** The outcome when {@code key} is completed; empty (and {@code failure} to be thrown) otherwise. */
+    Optional<Outcome> decidedAfterFailure(InboxKey key, Fingerprint fingerprint, Throwable failure) {
+        try {
+            return recorded(key).map(done -> Inbox.decide(Optional.of(done), fingerprint));
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+            return Optional.empty();
+        }
+    }
+
+    RedisUnitOfWork newWork(String redisKey) {
+        return new RedisUnitOfWork(layout, redisKey, settings.topology() == RedisSettings.Topology.CLUSTER);
+    }
+
+    /**
      * Empty when this caller now holds the claim; the decided outcome once the key is completed. A key held by
      * another live delivery is polled with backoff (1 ms doubling to 50 ms) for up to the claim wait: it
      * completes (a duplicate, or a reuse), is released (we claim it) or expires (we claim it); past the wait,
      * {@link ClaimHeldException}. Never reports a duplicate before the first delivery has completed.
      */
     Optional<Outcome> claim(InboxKey key, String redisKey, String mine, Fingerprint fingerprint) {
+        return decideWaiting(key, fingerprint, () -> {
+            String existing = commands.claim(List.of(redisKey), List.of(mine)).get(0);
+            // our own value: a script that ran but whose answer was lost, and was sent again
+            return existing.isEmpty() || existing.equals(mine) ? null : existing;
+        });
+    }
+
+    /**
+     * Runs {@code attempt} (null: done by us; otherwise the value found on the key) until the key is ours or
+     * completed; a live claim of another delivery is polled with backoff for up to the claim wait.
+     */
+    private Optional<Outcome> decideWaiting(InboxKey key, Fingerprint fingerprint, Supplier<String> attempt) {
         long deadline = System.nanoTime() + settings.claimWait().toNanos();
         long pause = 1;
         while (true) {
-            String existing = Failures.call("claim an inbox key", () -> script.eval(redisKey,
-                    RScript.Mode.READ_WRITE, InboxScripts.CLAIM, RScript.ReturnType.VALUE, List.of(redisKey), mine,
-                    Long.toString(settings.leaseTtl().toMillis())));
+            String existing = attempt.get();
             if (existing == null) {
                 return Optional.empty();
             }
@@ -116,20 +192,8 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
 
     void complete(InboxKey key, String redisKey, String mine, Fingerprint fingerprint,
             List<RedisUnitOfWork.Staged> staged) {
-        List<Object> keys = new ArrayList<>(staged.size() + 1);
-        List<Object> args = new ArrayList<>(3 + 3 * staged.size());
-        keys.add(redisKey);
-        args.add(mine);
-        args.add("C:" + fingerprint.hex());
-        args.add(Long.toString(settings.retentionTtl().toMillis()));
-        for (RedisUnitOfWork.Staged s : staged) {
-            keys.add(s.key());
-            args.add(s.op());
-            args.add(s.a());
-            args.add(s.b());
-        }
-        String result = Failures.call("complete an inbox key", () -> script.eval(redisKey, RScript.Mode.READ_WRITE,
-                InboxScripts.COMPLETE, RScript.ReturnType.VALUE, keys, args.toArray()));
+        String result = commands.complete(List.of(new InboxCommands.Completion(redisKey, mine,
+                "C:" + fingerprint.hex(), staged))).get(0);
         if ("OK".equals(result)) {
             LOG.debug("inbox decision=processed consumer={} message_id={} staged_writes={}", key.consumer(),
                     key.messageId(), staged.size());
@@ -138,29 +202,32 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         if ("LOST".equals(result)) {
             LOG.warn("inbox decision=claim-lost consumer={} message_id={} lease={}", key.consumer(), key.messageId(),
                     settings.leaseTtl());
-            throw new ClaimLostException("the claim on message " + key.messageId() + " of consumer " + key.consumer()
-                    + " expired before the effect completed (lease " + settings.leaseTtl()
-                    + "); nothing was written; retry");
+            throw lost(key);
         }
-        IllegalStateException failure = new IllegalStateException(describe(result, staged));
+        IllegalStateException failure = new IllegalStateException(describe(result, staged,
+                "nothing was written and the claim was released"));
         release(key, redisKey, mine, failure);
         throw failure;
     }
 
-    private static String describe(String result, List<RedisUnitOfWork.Staged> staged) {
+    ClaimLostException lost(InboxKey key) {
+        return new ClaimLostException("the claim on message " + key.messageId() + " of consumer " + key.consumer()
+                + " expired before the effect completed (lease " + settings.leaseTtl() + "); nothing was written; retry");
+    }
+
+    /** The message for a completion result that names a staged write that cannot apply. */
+    static String describe(String result, List<RedisUnitOfWork.Staged> staged, String consequence) {
         String[] parts = String.valueOf(result).split(" ");
-        if (parts.length == 2) {
+        if (parts.length == 2 && (parts[0].equals("WRONGTYPE") || parts[0].equals("NOTINT"))) {
             RedisUnitOfWork.Staged s = staged.get(Integer.parseInt(parts[1]) - 1);
-            return "staged " + s.op() + " on " + s.key() + " cannot apply (" + parts[0]
-                    + "); nothing was written and the claim was released";
+            return "staged " + s.op() + " on " + s.key() + " cannot apply (" + parts[0] + "); " + consequence;
         }
         return "unexpected completion result " + result;
     }
 
     void release(InboxKey key, String redisKey, String mine, Throwable cause) {
         try {
-            Failures.call("release an inbox claim", () -> script.eval(redisKey, RScript.Mode.READ_WRITE,
-                    InboxScripts.RELEASE, RScript.ReturnType.LONG, List.of(redisKey), mine));
+            commands.release(redisKey, mine);
             LOG.debug("inbox decision=released consumer={} message_id={}", key.consumer(), key.messageId());
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
@@ -194,6 +261,10 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
 
     KeyLayout layout() {
         return layout;
+    }
+
+    InboxCommands commands() {
+        return commands;
     }
 
     RedisSettings settings() {

@@ -22,12 +22,14 @@ public final class RedisStores implements AutoCloseable {
     private final RedisSettings settings;
     private final RedisInboxStore inbox;
     private final RedisIdempotencyRecords records;
+    private final RedisBulkInbox bulkInbox;
 
     private RedisStores(RedissonClient client, RedisSettings settings) {
         this.client = client;
         this.settings = settings;
         this.inbox = new RedisInboxStore(client, settings);
         this.records = new RedisIdempotencyRecords(client, settings);
+        this.bulkInbox = new RedisBulkInbox(inbox);
     }
 
     /** Connects; fails with a {@code StoreUnavailableException} naming the address when Redis does not answer. */
@@ -39,6 +41,11 @@ public final class RedisStores implements AutoCloseable {
 
     public RedisInboxStore inbox() {
         return inbox;
+    }
+
+    /** The inbox for a batch of deliveries: a few keys' steps per script, two round trips per batch (one if staged). */
+    public RedisBulkInbox bulkInbox() {
+        return bulkInbox;
     }
 
     public RedisIdempotencyRecords idempotencyRecords() {

@@ -23,7 +23,7 @@ class RedisBulkInboxIT {
     static void connect() {
         redis = RedisTestServer.start("bulk");
         store = new RedisInboxStore(redis.client, redis.settings);
-        bulk = new RedisBulkInbox(redis.client, store);
+        bulk = new RedisBulkInbox(store);
         counter = new RedisCounter(redis);
     }
 

@@ -32,7 +32,7 @@ public final class RedisInboxBenchmark {
     public static void main(String[] args) throws Exception {
         try (RedisTestServer redis = RedisTestServer.start("bench")) {
             RedisInboxStore store = new RedisInboxStore(redis.client, redis.settings);
-            RedisBulkInbox bulk = new RedisBulkInbox(redis.client, store);
+            RedisBulkInbox bulk = new RedisBulkInbox(store);
             URI uri = URI.create(redis.settings.addresses().get(0));
             System.out.printf("server %s, prefix %s, %d s per measurement, %d cores%n", uri, redis.prefix(), SECONDS,
                     Runtime.getRuntime().availableProcessors());
