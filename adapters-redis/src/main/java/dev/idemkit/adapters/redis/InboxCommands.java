@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
@@ -16,7 +17,8 @@ import org.redisson.client.codec.StringCodec;
  * Sends the {@link InboxScripts} for one key or for many. Many keys are grouped by cluster slot (one group on a
  * single server) and cut into calls of at most {@link #MAX_KEYS_PER_CALL} deliveries, so that no script holds
  * the server for long; when there is more than one call they all go out in one pipelined {@code RBatch}, one
- * round trip. Results come back in the order of the input.
+ * round trip. Results come back in the order of the input. Single-key steps of concurrent callers go through a
+ * {@link Combiner} each (claims, completions), so that under load they share calls.
  */
 final class InboxCommands {
     /** Deliveries per script call: bounds how long one call occupies the (single-threaded) server. */
@@ -25,22 +27,51 @@ final class InboxCommands {
     /** One delivery's completion: {@code expected} is our in-progress value, or empty to claim-and-complete if absent. */
     record Completion(String key, String expected, String done, List<RedisUnitOfWork.Staged> staged) {}
 
+    /** Calls of one caller's step that may be out at once; more requests wait and go out combined. */
+    static final int MAX_IN_FLIGHT = Integer.getInteger("idemkit.redis.combine.inFlight", 2);
+
     private record Call(String routingKey, List<Object> keys, List<Object> args) {}
+
+    private record Claim(String key, String value) {}
 
     private final RedissonClient client;
     private final RScript script;
     private final RedisSettings settings;
+    private final Combiner<Claim> claims;
+    private final Combiner<Completion> completions;
 
     InboxCommands(RedissonClient client, RedisSettings settings) {
         this.client = client;
         this.settings = settings;
         this.script = client.getScript(StringCodec.INSTANCE);
+        this.claims = new Combiner<>(batch -> claimAsync(batch.stream().map(Claim::key).toList(),
+                batch.stream().map(Claim::value).toList()), MAX_KEYS_PER_CALL, MAX_IN_FLIGHT);
+        this.completions = new Combiner<>(this::completeAsync, MAX_KEYS_PER_CALL, MAX_IN_FLIGHT);
+    }
+
+    /** One caller's claim, combined with those of concurrent callers: "" when claimed, else the value there. */
+    String claim(String key, String value) {
+        return Failures.await("claim an inbox key", claims.submit(new Claim(key, value)));
+    }
+
+    /** One caller's completion, combined with those of concurrent callers: see {@link #complete(List)}. */
+    String complete(Completion completion) {
+        return Failures.await("complete an inbox key", completions.submit(completion));
     }
 
     /** {@link InboxScripts#CLAIM} for each key with its in-progress value: "" when claimed, else the value there. */
     List<String> claim(List<String> keys, List<String> values) {
+        return Failures.await("claim inbox keys", claimAsync(keys, values));
+    }
+
+    /** {@link InboxScripts#COMPLETE} for each completion: OK, LOST, the value there, or WRONGTYPE/NOTINT/OVERFLOW i. */
+    List<String> complete(List<Completion> completions) {
+        return Failures.await("complete inbox keys", completeAsync(completions));
+    }
+
+    private CompletableFuture<List<String>> claimAsync(List<String> keys, List<String> values) {
         String lease = Long.toString(settings.leaseTtl().toMillis());
-        return run("claim inbox keys", InboxScripts.CLAIM, keys, group -> {
+        return run(InboxScripts.CLAIM, keys, group -> {
             List<Object> ks = new ArrayList<>(group.size());
             List<Object> args = new ArrayList<>(group.size() + 1);
             args.add(lease);
@@ -52,11 +83,10 @@ final class InboxCommands {
         });
     }
 
-    /** {@link InboxScripts#COMPLETE} for each completion: OK, LOST, the value there, or WRONGTYPE/NOTINT i. */
-    List<String> complete(List<Completion> completions) {
+    private CompletableFuture<List<String>> completeAsync(List<Completion> completions) {
         String retention = Long.toString(settings.retentionTtl().toMillis());
         List<String> keys = completions.stream().map(Completion::key).toList();
-        return run("complete inbox keys", InboxScripts.COMPLETE, keys, group -> {
+        return run(InboxScripts.COMPLETE, keys, group -> {
             List<Object> ks = new ArrayList<>();
             List<Object> args = new ArrayList<>();
             args.add(retention);
@@ -84,38 +114,40 @@ final class InboxCommands {
         return deleted != null && deleted == 1L;
     }
 
-    private List<String> run(String what, String lua, List<String> keys, Function<List<Integer>, Call> build) {
+    private CompletableFuture<List<String>> run(String lua, List<String> keys, Function<List<Integer>, Call> build) {
         if (keys.isEmpty()) {
-            return List.of();
+            return CompletableFuture.completedFuture(List.of());
         }
         List<List<Integer>> groups = groups(keys, settings.topology() == RedisSettings.Topology.CLUSTER);
         List<Call> calls = groups.stream().map(build).toList();
-        List<?> responses;
+        CompletableFuture<List<?>> responses;
         if (calls.size() == 1) {
             Call c = calls.get(0);
-            responses = List.of(Failures.call(what, () -> script.<List<Object>>eval(c.routingKey(),
-                    RScript.Mode.READ_WRITE, lua, RScript.ReturnType.LIST, c.keys(), c.args().toArray())));
+            responses = script.<Object>evalAsync(c.routingKey(), RScript.Mode.READ_WRITE, lua, RScript.ReturnType.LIST,
+                    c.keys(), c.args().toArray()).toCompletableFuture().thenApply(List::of);
         } else {
             RBatch batch = client.createBatch(BatchOptions.defaults());
             for (Call c : calls) {
                 batch.getScript(StringCodec.INSTANCE).evalAsync(c.routingKey(), RScript.Mode.READ_WRITE, lua,
                         RScript.ReturnType.LIST, c.keys(), c.args().toArray());
             }
-            responses = Failures.call(what, () -> batch.execute().getResponses());
+            responses = batch.executeAsync().toCompletableFuture().thenApply(r -> r.getResponses());
         }
-        String[] results = new String[keys.size()];
-        for (int g = 0; g < groups.size(); g++) {
-            List<?> answer = (List<?>) responses.get(g);
-            List<Integer> group = groups.get(g);
-            if (answer == null || answer.size() != group.size()) {
-                throw new IllegalStateException("Redis answered " + (answer == null ? "nothing" : answer.size()
-                        + " results") + " to a script call for " + group.size() + " keys");
+        return responses.thenApply(answers -> {
+            String[] results = new String[keys.size()];
+            for (int g = 0; g < groups.size(); g++) {
+                List<?> answer = (List<?>) answers.get(g);
+                List<Integer> group = groups.get(g);
+                if (answer == null || answer.size() != group.size()) {
+                    throw new IllegalStateException("Redis answered " + (answer == null ? "nothing" : answer.size()
+                            + " results") + " to a script call for " + group.size() + " keys");
+                }
+                for (int j = 0; j < group.size(); j++) {
+                    results[group.get(j)] = String.valueOf(answer.get(j));
+                }
             }
-            for (int j = 0; j < group.size(); j++) {
-                results[group.get(j)] = String.valueOf(answer.get(j));
-            }
-        }
-        return Arrays.asList(results);
+            return Arrays.asList(results);
+        });
     }
 
     /**

@@ -13,17 +13,21 @@ final class InboxScripts {
      * Claim. KEYS[i] inbox keys; ARGV[1] lease ms, ARGV[i + 1] the in-progress value {@code P:<token>:<fingerprint>}
      * for KEYS[i]. Returns one string per key: empty when this caller now holds the claim (it was absent, and is now
      * set with the lease), otherwise the value already there. A key given twice is claimed by its first occurrence.
+     * On Redis 7 and later each key is one {@code SET NX PX GET}; before 7 (no {@code REDIS_VERSION_NUM}, and SET
+     * cannot combine NX with GET) a GET then a SET, which the script makes just as atomic.
      */
     static final String CLAIM = """
             local out = {}
+            local setNxGet = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
             for i = 1, #KEYS do
-              local v = redis.call('GET', KEYS[i])
-              if v then
-                out[i] = v
+              local v
+              if setNxGet then
+                v = redis.call('SET', KEYS[i], ARGV[i + 1], 'NX', 'PX', ARGV[1], 'GET')
               else
-                redis.call('SET', KEYS[i], ARGV[i + 1], 'PX', ARGV[1])
-                out[i] = ''
+                v = redis.call('GET', KEYS[i])
+                if not v then redis.call('SET', KEYS[i], ARGV[i + 1], 'PX', ARGV[1]) end
               end
+              out[i] = v or ''
             end
             return out
             """;
@@ -36,7 +40,9 @@ final class InboxScripts {
      * <p>{@code expected} is our in-progress value (complete our claim), or empty (claim and complete in one step,
      * only if the key is absent). Returns one string per delivery: {@code OK} when its writes and its completion are
      * applied; {@code LOST} when the claim is no longer ours; the value already there when {@code expected} was
-     * empty and the key is present; {@code WRONGTYPE i} / {@code NOTINT i} when staged write i cannot apply. Every
+     * empty and the key is present; {@code WRONGTYPE i} / {@code NOTINT i} / {@code OVERFLOW i} when staged write i
+     * cannot apply (wrong type; a counter that is not an integer; a counter that would leave +-9.2e18, a little
+     * inside the 64-bit range because Lua counts in doubles, so that INCRBY never fails half-way). Every
      * result but OK means nothing of that delivery was written: its staged writes are all checked before any is
      * applied. Deliveries are independent: one failing does not stop the next.
      */
@@ -54,16 +60,25 @@ final class InboxScripts {
                 result = 'LOST'
               end
               if result == 'OK' then
+                local sums = {}
                 for i = 1, n do
-                  local sk, op, x = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1]
+                  local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
                   local t = redis.call('TYPE', sk)['ok']
                   if t ~= 'none' and family[op] ~= 'any' and t ~= family[op] then result = 'WRONGTYPE ' .. i; break end
-                  if op == 'INCRBY' and t == 'string' and not string.match(redis.call('GET', sk), '^%-?%d+$') then
-                    result = 'NOTINT ' .. i; break
-                  end
-                  if op == 'HINCRBY' and t == 'hash' then
-                    local f = redis.call('HGET', sk, x)
-                    if f and not string.match(f, '^%-?%d+$') then result = 'NOTINT ' .. i; break end
+                  if op == 'INCRBY' or op == 'HINCRBY' then
+                    local counter = op == 'INCRBY' and sk or (sk .. ' ' .. x)
+                    local sum = sums[counter]
+                    if sum == nil then
+                      local v = nil
+                      if t ~= 'none' then
+                        if op == 'INCRBY' then v = redis.call('GET', sk) else v = redis.call('HGET', sk, x) end
+                      end
+                      if v and not string.match(v, '^%-?%d+$') then result = 'NOTINT ' .. i; break end
+                      sum = tonumber(v or '0')
+                    end
+                    sum = sum + tonumber(op == 'INCRBY' and x or y)
+                    if math.abs(sum) >= 9.2e18 then result = 'OVERFLOW ' .. i; break end
+                    sums[counter] = sum
                   end
                 end
               end

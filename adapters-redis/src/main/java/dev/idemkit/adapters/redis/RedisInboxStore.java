@@ -108,7 +108,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         InboxCommands.Completion completion = new InboxCommands.Completion(redisKey, "", "C:" + fingerprint.hex(),
                 work.staged());
         Optional<Outcome> outcome = decideWaiting(key, fingerprint, () -> {
-            String result = commands.complete(List.of(completion)).get(0);
+            String result = commands.complete(completion);
             if ("OK".equals(result)) {
                 return null;
             }
@@ -147,7 +147,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
      */
     Optional<Outcome> claim(InboxKey key, String redisKey, String mine, Fingerprint fingerprint) {
         return decideWaiting(key, fingerprint, () -> {
-            String existing = commands.claim(List.of(redisKey), List.of(mine)).get(0);
+            String existing = commands.claim(redisKey, mine);
             // our own value: a script that ran but whose answer was lost, and was sent again
             return existing.isEmpty() || existing.equals(mine) ? null : existing;
         });
@@ -192,8 +192,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
 
     void complete(InboxKey key, String redisKey, String mine, Fingerprint fingerprint,
             List<RedisUnitOfWork.Staged> staged) {
-        String result = commands.complete(List.of(new InboxCommands.Completion(redisKey, mine,
-                "C:" + fingerprint.hex(), staged))).get(0);
+        String result = commands.complete(new InboxCommands.Completion(redisKey, mine, "C:" + fingerprint.hex(), staged));
         if ("OK".equals(result)) {
             LOG.debug("inbox decision=processed consumer={} message_id={} staged_writes={}", key.consumer(),
                     key.messageId(), staged.size());
@@ -218,7 +217,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
     /** The message for a completion result that names a staged write that cannot apply. */
     static String describe(String result, List<RedisUnitOfWork.Staged> staged, String consequence) {
         String[] parts = String.valueOf(result).split(" ");
-        if (parts.length == 2 && (parts[0].equals("WRONGTYPE") || parts[0].equals("NOTINT"))) {
+        if (parts.length == 2 && List.of("WRONGTYPE", "NOTINT", "OVERFLOW").contains(parts[0])) {
             RedisUnitOfWork.Staged s = staged.get(Integer.parseInt(parts[1]) - 1);
             return "staged " + s.op() + " on " + s.key() + " cannot apply (" + parts[0] + "); " + consequence;
         }

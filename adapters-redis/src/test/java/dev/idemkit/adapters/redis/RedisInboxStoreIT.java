@@ -110,6 +110,25 @@ class RedisInboxStoreIT {
         assertThat(store.recorded(key)).contains(BODY);
     }
 
+    /** The claim script's branch for servers before Redis 7 (no SET NX GET), run here by hiding the version. */
+    @Test
+    void claimScriptGivesTheSameAnswersWithAndWithoutSetNxGet() {
+        String pre7 = InboxScripts.CLAIM.replace("(redis.REDIS_VERSION_NUM or 0)", "0");
+        assertThat(pre7).isNotEqualTo(InboxScripts.CLAIM);
+        for (String script : List.of(InboxScripts.CLAIM, pre7)) {
+            String absent = redis.prefix() + ":claim-" + UUID.randomUUID();
+            String present = redis.prefix() + ":claim-" + UUID.randomUUID();
+            redis.client.getBucket(present, org.redisson.client.codec.StringCodec.INSTANCE).set("C:earlier");
+            List<Object> answers = redis.client.getScript(org.redisson.client.codec.StringCodec.INSTANCE).eval(absent,
+                    org.redisson.api.RScript.Mode.READ_WRITE, script, org.redisson.api.RScript.ReturnType.LIST,
+                    List.of(absent, present, absent), "60000", "P:a", "P:b", "P:c");
+            assertThat(answers).containsExactly("", "C:earlier", "P:a");
+            assertThat(redis.get(absent)).isEqualTo("P:a");
+            assertThat(redis.pttl(absent)).isBetween(1L, 60_000L);
+            assertThat(redis.get(present)).isEqualTo("C:earlier");
+        }
+    }
+
     @Test
     void failingEffectReleasesItsClaimAtOnceSoThatARetryRuns() {
         RedisInboxStore store = store(Duration.ofMinutes(5), Duration.ofHours(1), Duration.ZERO);
@@ -187,6 +206,33 @@ class RedisInboxStoreIT {
                 .hasMessageContaining("WRONGTYPE");
         assertThat(counter.read(name)).as("the earlier staged write").isZero();
         assertThat(redis.get(store.layout().inbox(key))).as("the claim").isNull();
+    }
+
+    @Test
+    void counterThatWouldOverflowFailsTheUnitBeforeAnyWriteSoNothingIsHalfApplied() {
+        RedisInboxStore store = store(Duration.ofSeconds(30), Duration.ofHours(1), Duration.ZERO);
+        String name = "c-" + UUID.randomUUID();
+        String big = redis.prefix() + ":big-" + UUID.randomUUID();
+        redis.client.getBucket(big, org.redisson.client.codec.StringCodec.INSTANCE).set("9000000000000000000");
+        InboxKey first = freshKey();
+        assertThatThrownBy(() -> store.runOnce(first, BODY, work -> {
+            counter.add(work, name, 5);
+            work.incrBy(big, 500_000_000_000_000_000L);
+            return null;
+        })).isInstanceOf(IllegalStateException.class).hasMessageContaining("INCRBY on " + big)
+                .hasMessageContaining("OVERFLOW");
+        InboxKey second = freshKey();
+        String fresh = redis.prefix() + ":fresh-" + UUID.randomUUID();
+        assertThatThrownBy(() -> store.runOnce(second, BODY, work -> {
+            counter.add(work, name, 5);
+            work.incrBy(fresh, 5_000_000_000_000_000_000L).incrBy(fresh, 5_000_000_000_000_000_000L);
+            return null;
+        })).as("two increments of one unit add up").hasMessageContaining("OVERFLOW");
+        assertThat(counter.read(name)).isZero();
+        assertThat(redis.get(big)).isEqualTo("9000000000000000000");
+        assertThat(redis.get(fresh)).isNull();
+        assertThat(redis.get(store.layout().inbox(first))).isNull();
+        assertThat(redis.get(store.layout().inbox(second))).isNull();
     }
 
     @Test
