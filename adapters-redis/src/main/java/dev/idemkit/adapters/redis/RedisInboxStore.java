@@ -125,6 +125,36 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         return Guarded.processed(value);
     }
 
+    /**
+     * This store as an {@link InboxStore} whose {@code runOnce} is {@link #runOnceStaged}: for wiring a consumer
+     * whose effects all live in Redis (written through the unit of work) into code that takes the port, at one
+     * round trip per delivery. Same keys, same decisions: both views can serve one consumer side by side.
+     */
+    public InboxStore<RedisUnitOfWork> stagedOnly() {
+        RedisInboxStore store = this;
+        return new InboxStore<>() {
+            @Override
+            public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint, Effect<? super RedisUnitOfWork, R> effect) {
+                return store.runOnceStaged(key, fingerprint, effect);
+            }
+
+            @Override
+            public Optional<Fingerprint> recorded(InboxKey key) {
+                return store.recorded(key);
+            }
+
+            @Override
+            public Guarantee guarantee() {
+                return store.guarantee();
+            }
+
+            @Override
+            public String toString() {
+                return "RedisInboxStore.stagedOnly(prefix " + store.settings.keyPrefix() + ")";
+            }
+        };
+    }
+
     /** The outcome when {@code key} is completed; empty (and {@code failure} to be thrown) otherwise. */
     Optional<Outcome> decidedAfterFailure(InboxKey key, Fingerprint fingerprint, Throwable failure) {
         try {
