@@ -37,6 +37,9 @@ public final class GlobalOptions {
     @Option(names = "--redis-url", paramLabel = "URL", description = "default redis://127.0.0.1:6379")
     String redisUrl;
 
+    @Option(names = "--redis-prefix", paramLabel = "PREFIX", description = "first segment of every Redis key (default idemkit)")
+    String redisPrefix;
+
     @Option(names = "--rabbit-uri", paramLabel = "URI", description = "default amqp://guest:guest@127.0.0.1:5672/%%2F")
     String rabbitUri;
 
@@ -83,6 +86,7 @@ public final class GlobalOptions {
         put(f, "pg.password", pgPassword);
         put(f, "pg.schema", pgSchema);
         put(f, "redis.url", redisUrl);
+        put(f, "redis.prefix", redisPrefix);
         put(f, "rabbit.uri", rabbitUri);
         put(f, "sqs.endpoint", sqsEndpoint);
         put(f, "sqs.region", sqsRegion);

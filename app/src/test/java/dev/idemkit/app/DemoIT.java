@@ -9,6 +9,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
 
 /**
  * The seed's exercises 1, 3, 4 and 5 through {@code idemkit demo N}, on the real services, asserting the
@@ -40,6 +43,30 @@ class DemoIT {
                 + " (expected 1x = 100.00) PASS");
         assertThat(run.out()).contains("with no shared memory: balance 100.00 (expected still 100.00) PASS");
         assertThat(run.out()).containsPattern("not an in-memory check: PostgreSQL constraint \\S+ PRIMARY KEY");
+    }
+
+    @Test
+    void demo1OnTheRedisStoreGivesTheSameBalancesWithTheKeysInRedis() {
+        String prefix = TestEnvironment.unique("it-demo");
+        Map<String, String> env = TestEnvironment.settings(schema, "IDEMKIT_STORE", "redis", "IDEMKIT_REDIS_PREFIX", prefix);
+        Config config = new Config();
+        config.useSingleServer().setAddress(TestEnvironment.REDIS_URL);
+        RedissonClient redis = Redisson.create(config);
+        try {
+            TestEnvironment.Run run = TestEnvironment.run(env, "demo", "1");
+
+            assertPassed(run);
+            assertThat(run.out()).contains("balance without idempotency: 300.00 (expected 3x = 300.00) PASS");
+            assertThat(run.out()).contains("balance with idempotency key + processed table: 100.00 after 3 deliveries"
+                    + " (expected 1x = 100.00) PASS");
+            assertThat(run.out()).contains("with no shared memory: balance 100.00 (expected still 100.00) PASS");
+            assertThat(run.out()).contains("not an in-memory check: Redis: the inbox key is written only if absent");
+            assertThat(redis.getKeys().getKeysStreamByPattern(prefix + ":inbox:*").count())
+                    .as("completed inbox keys under the configured prefix").isPositive();
+        } finally {
+            redis.getKeys().deleteByPattern(prefix + ":*");
+            redis.shutdown();
+        }
     }
 
     @Test

@@ -62,7 +62,7 @@ public final class Benchmark {
     public static AppSettings settingsFor(AppSettings s, String schema, String defaultPgUrl) {
         return new AppSettings(AppSettings.StoreKind.POSTGRES, AppSettings.TransportKind.RABBIT,
                 Optional.of(s.pgUrl().orElse(defaultPgUrl)), s.pgUser(), s.pgPassword(), schema, s.redisUrl(),
-                s.rabbitUri(), s.sqsEndpoint(), s.sqsRegion(), 0, s.apiKeys(), s.maxAttempts(), s.backoffBase(),
+                s.redisPrefix(), s.rabbitUri(), s.sqsEndpoint(), s.sqsRegion(), 0, s.apiKeys(), s.maxAttempts(), s.backoffBase(),
                 s.backoffCap(), s.dlqAlertThreshold(), s.inboxRetention(), s.dlqRetention(), s.concurrency());
     }
 

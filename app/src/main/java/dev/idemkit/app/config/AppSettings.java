@@ -20,6 +20,7 @@ public record AppSettings(
         String pgPassword,
         String pgSchema,
         URI redisUrl,
+        String redisPrefix,
         URI rabbitUri,
         Optional<String> sqsEndpoint,
         String sqsRegion,
@@ -42,6 +43,14 @@ public record AppSettings(
     /** Which broker carries the messages. */
     public enum TransportKind { RABBIT, SQS }
 
+    private static String redisPrefix(Sources s) {
+        String prefix = s.get("redis.prefix").orElse("idemkit");
+        if (!prefix.matches("[A-Za-z0-9._-]{1,64}")) {
+            throw new ConfigException("redis.prefix", "expected 1..64 characters of A-Z a-z 0-9 . _ -, got '" + prefix + "'");
+        }
+        return prefix;
+    }
+
     public static AppSettings resolve(Sources s) {
         StoreKind store = parseEnum(s, "store", StoreKind.class, StoreKind.POSTGRES);
         TransportKind transport = parseEnum(s, "transport", TransportKind.class, TransportKind.SQS);
@@ -58,6 +67,7 @@ public record AppSettings(
         AppSettings settings = new AppSettings(store, transport, pgUrl, s.get("pg.user").orElse("postgres"),
                 s.get("pg.password").orElse(""), schema,
                 uri(s, "redis.url", "redis://127.0.0.1:6379", "redis", "rediss"),
+                redisPrefix(s),
                 uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"),
                 s.get("sqs.endpoint").map(v -> v.equalsIgnoreCase(AWS) ? AWS
                         : uri(s, "sqs.endpoint", v, "http", "https").toString()),
@@ -82,7 +92,7 @@ public record AppSettings(
     @Override
     public String toString() {
         return "AppSettings[store=" + store + ", transport=" + transport + ", pgUrl=" + pgUrl.orElse("(embedded)")
-                + ", redisUrl=" + redact(redisUrl) + ", rabbitUri=" + redact(rabbitUri) + ", sqsEndpoint="
+                + ", redisUrl=" + redact(redisUrl) + ", redisPrefix=" + redisPrefix + ", rabbitUri=" + redact(rabbitUri) + ", sqsEndpoint="
                 + sqsEndpoint.orElse("(embedded)") + ", httpPort=" + httpPort + ", clients="
                 + apiKeys.keySet() + "]";
     }

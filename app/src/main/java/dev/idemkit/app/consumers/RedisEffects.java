@@ -8,7 +8,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The effects kept in Redis: a balance in cents ({@code INCRBY}) and one reservation key per order,
- * staged in the inbox's unit of work so that they commit in the same script as the key. Keys are
+ * staged in the inbox's unit of work so that they commit in the same script as the key (and nothing else:
+ * the Redis binding runs them through {@code RedisInboxStore.stagedOnly()}, one round trip). Keys are
  * {@code <prefix>:app:balance:<account>} and {@code <prefix>:app:reservation:<order>}; on a Redis
  * Cluster the unit of work refuses them (they are not in the claim's slot): the app's Redis effects
  * assume a single server.
@@ -68,7 +69,7 @@ public final class RedisEffects implements BusinessEffects<RedisUnitOfWork> {
 
     @Override
     public String dedupEvidence() {
-        return "Redis: the inbox key is claimed by an atomic SET NX in a Lua script on the server (prefix "
-                + redis.settings().keyPrefix() + "), not in this process's memory";
+        return "Redis: the inbox key is written only if absent (checked and set, with the effect, by one Lua script,"
+                + " atomic on the server; prefix " + redis.settings().keyPrefix() + "), not in this process's memory";
     }
 }

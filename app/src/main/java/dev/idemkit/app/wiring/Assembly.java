@@ -88,7 +88,7 @@ public final class Assembly implements AutoCloseable {
 
     private static StoreBinding<?> storeFor(AppSettings s, EmbeddedEngines engines) {
         if (s.store() == AppSettings.StoreKind.REDIS) {
-            return new RedisBinding(s.redisUrl(), s.inboxRetention());
+            return new RedisBinding(s.redisUrl(), s.redisPrefix(), s.inboxRetention());
         }
         String url = s.pgUrl().orElseGet(engines::postgresJdbcUrl);
         String origin = s.pgUrl().isPresent() ? "at" : "(embedded, started in this process) at";
@@ -214,7 +214,7 @@ public final class Assembly implements AutoCloseable {
             return transport;
         }
         AppSettings asSqs = new AppSettings(settings.store(), AppSettings.TransportKind.SQS, settings.pgUrl(),
-                settings.pgUser(), settings.pgPassword(), settings.pgSchema(), settings.redisUrl(), settings.rabbitUri(),
+                settings.pgUser(), settings.pgPassword(), settings.pgSchema(), settings.redisUrl(), settings.redisPrefix(), settings.rabbitUri(),
                 settings.sqsEndpoint(), settings.sqsRegion(), settings.httpPort(), settings.apiKeys(),
                 settings.maxAttempts(), settings.backoffBase(), settings.backoffCap(), settings.dlqAlertThreshold(),
                 settings.inboxRetention(), settings.dlqRetention(), settings.concurrency());

@@ -26,9 +26,9 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     private final RedisPaymentLedger ledger;
     private final String description;
 
-    RedisBinding(URI url, Duration inboxRetention) {
+    RedisBinding(URI url, String keyPrefix, Duration inboxRetention) {
         RedisSettings settings = RedisSettings.fromEnvironment(Map.of("IDEMKIT_REDIS_URL", url.toString()))
-                .withRetentionTtl(inboxRetention);
+                .withKeyPrefix(keyPrefix).withRetentionTtl(inboxRetention);
         this.redis = RedisStores.connect(settings);
         if (!redis.ping()) {
             redis.close();
@@ -41,7 +41,8 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
 
     @Override
     public InboxStore<RedisUnitOfWork> inbox() {
-        return redis.inbox();
+        // every effect of the app's Redis consumers is staged in the unit of work (RedisEffects): one round trip
+        return redis.inbox().stagedOnly();
     }
 
     @Override

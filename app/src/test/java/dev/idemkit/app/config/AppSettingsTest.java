@@ -29,6 +29,7 @@ class AppSettingsTest {
         assertThat(s.pgSchema()).isEqualTo("public");
         assertThat(s.rabbitUri().toString()).isEqualTo("amqp://guest:guest@127.0.0.1:5672/%2F");
         assertThat(s.redisUrl().toString()).isEqualTo("redis://127.0.0.1:6379");
+        assertThat(s.redisPrefix()).isEqualTo("idemkit");
         assertThat(s.httpPort()).isEqualTo(8080);
         assertThat(s.maxAttempts()).isEqualTo(3);
         assertThat(s.inboxRetention()).isEqualTo(Duration.ofDays(7));
@@ -157,6 +158,8 @@ class AppSettingsTest {
         "rabbit.uri,     http://x",
         "rabbit.uri,     amqp://",
         "redis.url,      localhost:6379",
+        "redis.prefix,   'has a space'",
+        "redis.prefix,   'a:b'",
         "sqs.endpoint,   ftp://x",
         "pg.schema,      Bad-Schema",
         "store,          mysql",
