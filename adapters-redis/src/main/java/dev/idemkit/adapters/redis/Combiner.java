@@ -69,13 +69,16 @@ final class Combiner<T> {
             CompletableFuture<List<String>> call;
             try {
                 call = send.apply(batch.stream().map(Pending::request).toList());
-            } catch (RuntimeException e) {
+            } catch (Throwable e) { // even an Error must not leak the slot or strand the batch's callers
                 call = CompletableFuture.failedFuture(e);
             }
             call.whenComplete((answers, failure) -> {
                 inFlight.decrementAndGet();
-                drain();
-                settle(batch, answers, failure);
+                try {
+                    drain(); // the next call goes out before this one's callers wake up
+                } finally {
+                    settle(batch, answers, failure);
+                }
             });
         }
     }

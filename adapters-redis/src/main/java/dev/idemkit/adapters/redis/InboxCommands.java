@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
@@ -37,26 +38,47 @@ final class InboxCommands {
     private final RedissonClient client;
     private final RScript script;
     private final RedisSettings settings;
+    private final boolean cluster;
     private final Combiner<Claim> claims;
     private final Combiner<Completion> completions;
+    private final Map<Integer, Combiner<Claim>> claimsBySlot = new ConcurrentHashMap<>();
+    private final Map<Integer, Combiner<Completion>> completionsBySlot = new ConcurrentHashMap<>();
 
     InboxCommands(RedissonClient client, RedisSettings settings) {
         this.client = client;
         this.settings = settings;
         this.script = client.getScript(StringCodec.INSTANCE);
-        this.claims = new Combiner<>(batch -> claimAsync(batch.stream().map(Claim::key).toList(),
+        this.cluster = settings.topology() == RedisSettings.Topology.CLUSTER;
+        this.claims = claimCombiner();
+        this.completions = completionCombiner();
+    }
+
+    private Combiner<Claim> claimCombiner() {
+        return new Combiner<>(batch -> claimAsync(batch.stream().map(Claim::key).toList(),
                 batch.stream().map(Claim::value).toList()), MAX_KEYS_PER_CALL, MAX_IN_FLIGHT);
-        this.completions = new Combiner<>(this::completeAsync, MAX_KEYS_PER_CALL, MAX_IN_FLIGHT);
     }
 
-    /** One caller's claim, combined with those of concurrent callers: "" when claimed, else the value there. */
+    private Combiner<Completion> completionCombiner() {
+        return new Combiner<>(this::completeAsync, MAX_KEYS_PER_CALL, MAX_IN_FLIGHT);
+    }
+
+    /**
+     * One caller's claim, combined with those of concurrent callers: "" when claimed, else the value there. On a
+     * cluster each slot has its own combiner (and so its own calls in flight): a slow or failing node holds up
+     * only the callers whose keys it serves, and a combined call never spans nodes.
+     */
     String claim(String key, String value) {
-        return Failures.await("claim an inbox key", claims.submit(new Claim(key, value)));
+        Combiner<Claim> combiner = cluster ? claimsBySlot.computeIfAbsent(KeyLayout.slot(key), s -> claimCombiner())
+                : claims;
+        return Failures.await("claim an inbox key", combiner.submit(new Claim(key, value)));
     }
 
-    /** One caller's completion, combined with those of concurrent callers: see {@link #complete(List)}. */
+    /** One caller's completion, combined with those of concurrent callers (per slot on a cluster): see {@link #complete(List)}. */
     String complete(Completion completion) {
-        return Failures.await("complete an inbox key", completions.submit(completion));
+        Combiner<Completion> combiner = cluster
+                ? completionsBySlot.computeIfAbsent(KeyLayout.slot(completion.key()), s -> completionCombiner())
+                : completions;
+        return Failures.await("complete an inbox key", combiner.submit(completion));
     }
 
     /** {@link InboxScripts#CLAIM} for each key with its in-progress value: "" when claimed, else the value there. */
@@ -64,7 +86,7 @@ final class InboxCommands {
         return Failures.await("claim inbox keys", claimAsync(keys, values));
     }
 
-    /** {@link InboxScripts#COMPLETE} for each completion: OK, LOST, the value there, or WRONGTYPE/NOTINT/OVERFLOW i. */
+    /** {@link InboxScripts#COMPLETE} for each completion: OK, LOST, V:value there, WRONGTYPE/NOTINT/OVERFLOW/PARTIAL i. */
     List<String> complete(List<Completion> completions) {
         return Failures.await("complete inbox keys", completeAsync(completions));
     }
@@ -118,7 +140,7 @@ final class InboxCommands {
         if (keys.isEmpty()) {
             return CompletableFuture.completedFuture(List.of());
         }
-        List<List<Integer>> groups = groups(keys, settings.topology() == RedisSettings.Topology.CLUSTER);
+        List<List<Integer>> groups = groups(keys, cluster);
         List<Call> calls = groups.stream().map(build).toList();
         CompletableFuture<List<?>> responses;
         if (calls.size() == 1) {

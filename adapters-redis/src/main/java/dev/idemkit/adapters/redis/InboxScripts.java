@@ -39,15 +39,69 @@ final class InboxScripts {
      *
      * <p>{@code expected} is our in-progress value (complete our claim), or empty (claim and complete in one step,
      * only if the key is absent). Returns one string per delivery: {@code OK} when its writes and its completion are
-     * applied; {@code LOST} when the claim is no longer ours; the value already there when {@code expected} was
+     * applied; {@code LOST} when the claim is no longer ours; {@code V:<value there>} when {@code expected} was
      * empty and the key is present; {@code WRONGTYPE i} / {@code NOTINT i} / {@code OVERFLOW i} when staged write i
-     * cannot apply (wrong type; a counter that is not an integer; a counter that would leave +-9.2e18, a little
-     * inside the 64-bit range because Lua counts in doubles, so that INCRBY never fails half-way). Every
-     * result but OK means nothing of that delivery was written: its staged writes are all checked before any is
-     * applied. Deliveries are independent: one failing does not stop the next.
+     * cannot apply. Those are decided before any write, on the state the delivery's own earlier writes would leave
+     * (a SET or HSET then an INCRBY of the same counter, a DEL then a write of another type), with Redis' own integer
+     * syntax (no leading zeros, no "-0") and a bound of +-9.2e18 (a little inside the 64-bit range, as Lua counts in
+     * doubles): every result but OK and PARTIAL means nothing of that delivery was written.
+     *
+     * <p>{@code PARTIAL i <error>} means staged write i failed on the server although the check passed (it should
+     * not happen): the earlier writes of that delivery are applied and its key is not completed. Every write is
+     * {@code redis.pcall}ed, so such a failure stays with its own delivery: the deliveries before and after it in the
+     * same call get their own answers.
      */
     static final String COMPLETE = """
-            local family = {SET='string', INCRBY='string', HSET='hash', HINCRBY='hash', SADD='set', DEL='any'}
+            local family = {SET='string', INCRBY='string', HSET='hash', HINCRBY='hash', SADD='set'}
+            local function isint(v) return v == '0' or (#v <= 20 and string.match(v, '^%-?[1-9]%d*$') ~= nil) end
+            local function check(k, a, n)
+              local types, vals, cleared = {}, {}, {}
+              for i = 1, n do
+                local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
+                local t = types[sk] or redis.call('TYPE', sk)['ok']
+                if op == 'DEL' then
+                  types[sk], vals[sk], cleared[sk] = 'none', false, true
+                  for c in pairs(vals) do
+                    if string.sub(c, 1, #sk + 1) == sk .. ' ' then vals[c] = nil end
+                  end
+                else
+                  if t ~= 'none' and t ~= family[op] then return 'WRONGTYPE ' .. i end
+                  types[sk] = family[op]
+                  if op == 'SET' then vals[sk] = x
+                  elseif op == 'HSET' then vals[sk .. ' ' .. x] = y
+                  elseif op == 'INCRBY' or op == 'HINCRBY' then
+                    local c = op == 'INCRBY' and sk or (sk .. ' ' .. x)
+                    local v = vals[c]
+                    if v == nil then
+                      if cleared[sk] or t == 'none' then v = false
+                      elseif op == 'INCRBY' then v = redis.call('GET', sk)
+                      else v = redis.call('HGET', sk, x) end
+                    end
+                    if type(v) == 'string' and not isint(v) then return 'NOTINT ' .. i end
+                    local sum = (v and tonumber(v) or 0) + tonumber(op == 'INCRBY' and x or y)
+                    if math.abs(sum) >= 9.2e18 then return 'OVERFLOW ' .. i end
+                    vals[c] = sum
+                  end
+                end
+              end
+              return 'OK'
+            end
+            local function apply(k, a, n)
+              for i = 1, n do
+                local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
+                local r
+                if op == 'SET' then
+                  if y == '' then r = redis.pcall('SET', sk, x) else r = redis.pcall('SET', sk, x, 'PX', y) end
+                elseif op == 'INCRBY' then r = redis.pcall('INCRBY', sk, x)
+                elseif op == 'HSET' then r = redis.pcall('HSET', sk, x, y)
+                elseif op == 'HINCRBY' then r = redis.pcall('HINCRBY', sk, x, y)
+                elseif op == 'SADD' then r = redis.pcall('SADD', sk, x)
+                elseif op == 'DEL' then r = redis.pcall('DEL', sk)
+                end
+                if type(r) == 'table' and r['err'] then return 'PARTIAL ' .. i .. ' ' .. r['err'] end
+              end
+              return 'OK'
+            end
             local out, k, a, d = {}, 1, 2, 0
             while a <= #ARGV do
               d = d + 1
@@ -55,47 +109,13 @@ final class InboxScripts {
               local cur = redis.call('GET', key)
               local result = 'OK'
               if expected == '' then
-                if cur then result = cur end
+                if cur then result = 'V:' .. cur end
               elseif cur ~= expected then
                 result = 'LOST'
               end
-              if result == 'OK' then
-                local sums = {}
-                for i = 1, n do
-                  local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
-                  local t = redis.call('TYPE', sk)['ok']
-                  if t ~= 'none' and family[op] ~= 'any' and t ~= family[op] then result = 'WRONGTYPE ' .. i; break end
-                  if op == 'INCRBY' or op == 'HINCRBY' then
-                    local counter = op == 'INCRBY' and sk or (sk .. ' ' .. x)
-                    local sum = sums[counter]
-                    if sum == nil then
-                      local v = nil
-                      if t ~= 'none' then
-                        if op == 'INCRBY' then v = redis.call('GET', sk) else v = redis.call('HGET', sk, x) end
-                      end
-                      if v and not string.match(v, '^%-?%d+$') then result = 'NOTINT ' .. i; break end
-                      sum = tonumber(v or '0')
-                    end
-                    sum = sum + tonumber(op == 'INCRBY' and x or y)
-                    if math.abs(sum) >= 9.2e18 then result = 'OVERFLOW ' .. i; break end
-                    sums[counter] = sum
-                  end
-                end
-              end
-              if result == 'OK' then
-                for i = 1, n do
-                  local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
-                  if op == 'SET' then
-                    if y == '' then redis.call('SET', sk, x) else redis.call('SET', sk, x, 'PX', y) end
-                  elseif op == 'INCRBY' then redis.call('INCRBY', sk, x)
-                  elseif op == 'HSET' then redis.call('HSET', sk, x, y)
-                  elseif op == 'HINCRBY' then redis.call('HINCRBY', sk, x, y)
-                  elseif op == 'SADD' then redis.call('SADD', sk, x)
-                  elseif op == 'DEL' then redis.call('DEL', sk)
-                  end
-                end
-                redis.call('SET', key, done, 'PX', ARGV[1])
-              end
+              if result == 'OK' then result = check(k, a, n) end
+              if result == 'OK' then result = apply(k, a, n) end
+              if result == 'OK' then redis.call('SET', key, done, 'PX', ARGV[1]) end
               out[d] = result
               k = k + 1 + n
               a = a + 3 + 3 * n

@@ -79,7 +79,9 @@ public final class RedisBulkInbox {
             IllegalStateException failure = new IllegalStateException("message " + d.key().messageId() + ": "
                     + RedisInboxStore.describe(r, completions.get(j).staged(),
                             "nothing was written and the claim was released"));
-            store.release(d.key(), keys.get(i), mine.get(i), failure);
+            if (!RedisInboxStore.partial(r)) {
+                store.release(d.key(), keys.get(i), mine.get(i), failure);
+            }
             return failed(d, failure);
         });
         return results;
@@ -89,8 +91,9 @@ public final class RedisBulkInbox {
      * The batch in ONE round trip, for effects whose every write is staged in their {@link RedisUnitOfWork}: all
      * effects run first, then one script per slot applies the writes of each absent key and marks it completed
      * (see {@link RedisInboxStore#runOnceStaged}: the effect also runs for duplicates, whose writes are dropped,
-     * so it must not act outside its unit of work). A key held by a live claim (or given twice in the batch) is
-     * not waited for: {@link ClaimHeldException}, retry it.
+     * so it must not act outside its unit of work). A key held by a live claim is not waited for:
+     * {@link ClaimHeldException}, retry it. A key given twice in the batch is processed by its first occurrence and
+     * decided like any completed key for the second (duplicate, or reused id).
      */
     public <R> List<BulkResult<R>> runEachOnceStaged(List<InboxDelivery> deliveries, BulkEffect<R> effect) {
         Objects.requireNonNull(effect, "effect");
@@ -118,7 +121,7 @@ public final class RedisBulkInbox {
         }
         settle(deliveries, sent, completions, values, results, (i, j, r) -> {
             InboxDelivery d = deliveries.get(i);
-            return r.startsWith("C:") || r.startsWith("P:") ? decided(d, r)
+            return r.startsWith("V:") ? decided(d, r.substring(2))
                     : failed(d, new IllegalStateException("message " + d.key().messageId() + ": "
                             + RedisInboxStore.describe(r, completions.get(j).staged(), "nothing was written")));
         });

@@ -112,8 +112,8 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
             if ("OK".equals(result)) {
                 return null;
             }
-            if (result.startsWith("P:") || result.startsWith("C:")) {
-                return result;
+            if (result.startsWith("V:")) {
+                return result.substring(2);
             }
             throw new IllegalStateException(describe(result, work.staged(), "nothing was written"));
         });
@@ -128,7 +128,9 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
     /**
      * This store as an {@link InboxStore} whose {@code runOnce} is {@link #runOnceStaged}: for wiring a consumer
      * whose effects all live in Redis (written through the unit of work) into code that takes the port, at one
-     * round trip per delivery. Same keys, same decisions: both views can serve one consumer side by side.
+     * round trip per delivery. Same keys, same decisions: both views can serve one consumer side by side. The
+     * port's "exactly one caller runs the effect" holds for what the effect writes (the writes of a duplicate are
+     * dropped); the effect function itself is also called for duplicates, so it must not act outside its unit.
      */
     public InboxStore<RedisUnitOfWork> stagedOnly() {
         RedisInboxStore store = this;
@@ -235,8 +237,23 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         }
         IllegalStateException failure = new IllegalStateException(describe(result, staged,
                 "nothing was written and the claim was released"));
-        release(key, redisKey, mine, failure);
+        if (!partial(result)) {
+            release(key, redisKey, mine, failure);
+        }
         throw failure;
+    }
+
+    /**
+     * A staged write failed on the server after the pre-check passed: the unit's earlier writes are applied and the
+     * key is not completed. The claim is kept (not released) so that no retry runs before the lease ends; an
+     * operator should look at it, hence ERROR.
+     */
+    static boolean partial(String result) {
+        if (result.startsWith("PARTIAL ")) {
+            LOG.error("inbox decision=partially-applied: {}", result);
+            return true;
+        }
+        return false;
     }
 
     ClaimLostException lost(InboxKey key) {
@@ -244,12 +261,20 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
                 + " expired before the effect completed (lease " + settings.leaseTtl() + "); nothing was written; retry");
     }
 
-    /** The message for a completion result that names a staged write that cannot apply. */
+    /** The message for a completion result that names a staged write that cannot (or did not) apply. */
     static String describe(String result, List<RedisUnitOfWork.Staged> staged, String consequence) {
-        String[] parts = String.valueOf(result).split(" ");
-        if (parts.length == 2 && List.of("WRONGTYPE", "NOTINT", "OVERFLOW").contains(parts[0])) {
+        String[] parts = String.valueOf(result).split(" ", 3);
+        if (parts.length >= 2 && parts[1].matches("\\d{1,9}") && Integer.parseInt(parts[1]) >= 1
+                && Integer.parseInt(parts[1]) <= staged.size()) {
             RedisUnitOfWork.Staged s = staged.get(Integer.parseInt(parts[1]) - 1);
-            return "staged " + s.op() + " on " + s.key() + " cannot apply (" + parts[0] + "); " + consequence;
+            if (parts[0].equals("PARTIAL")) {
+                return "staged " + s.op() + " on " + s.key() + " failed on the server (" + (parts.length > 2 ? parts[2] : "")
+                        + ") after the unit's earlier writes were applied; the key is not completed and its claim is"
+                        + " kept until the lease ends";
+            }
+            if (List.of("WRONGTYPE", "NOTINT", "OVERFLOW").contains(parts[0])) {
+                return "staged " + s.op() + " on " + s.key() + " cannot apply (" + parts[0] + "); " + consequence;
+            }
         }
         return "unexpected completion result " + result;
     }

@@ -40,6 +40,8 @@ public record RedisSettings(List<String> addresses, Topology topology, String pa
     }
 
     public static final String DEFAULT_URL = "redis://127.0.0.1:6379";
+    /** The longest TTL any key gets (100 years): Redis refuses an expiry beyond its clock's range half-way through a script. */
+    public static final Duration MAX_TTL = Duration.ofDays(36_500);
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     public RedisSettings {
@@ -71,8 +73,10 @@ public record RedisSettings(List<String> addresses, Topology topology, String pa
         if (!PREFIX.matcher(keyPrefix).matches()) {
             throw new IllegalArgumentException("key prefix must be 1..64 characters of [A-Za-z0-9._-], got " + keyPrefix);
         }
-        if (leaseTtl.toMillis() < 1 || retentionTtl.toMillis() < 1) {
-            throw new IllegalArgumentException("lease and retention TTL must be at least 1 ms");
+        if (leaseTtl.compareTo(Duration.ofMillis(1)) < 0 || retentionTtl.compareTo(Duration.ofMillis(1)) < 0
+                || leaseTtl.compareTo(MAX_TTL) > 0 || retentionTtl.compareTo(MAX_TTL) > 0) {
+            throw new IllegalArgumentException("lease and retention TTL must be between 1 ms and " + MAX_TTL.toDays()
+                    + " days, got lease " + leaseTtl + " and retention " + retentionTtl);
         }
     }
 

@@ -55,8 +55,9 @@ public final class RedisUnitOfWork implements UnitOfWork {
     }
 
     public RedisUnitOfWork set(String key, String value, Duration ttl) {
-        if (ttl.toMillis() < 1) {
-            throw new IllegalArgumentException("TTL must be at least 1 ms, got " + ttl);
+        if (ttl.compareTo(Duration.ofMillis(1)) < 0 || ttl.compareTo(RedisSettings.MAX_TTL) > 0) {
+            throw new IllegalArgumentException("TTL must be between 1 ms and " + RedisSettings.MAX_TTL.toDays()
+                    + " days, got " + ttl);
         }
         return stage("SET", "string", key, Objects.requireNonNull(value, "value"), Long.toString(ttl.toMillis()));
     }

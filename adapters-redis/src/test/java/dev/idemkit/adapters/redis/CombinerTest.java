@@ -94,6 +94,7 @@ class CombinerTest {
             case 0 -> CompletableFuture.failedFuture(new IllegalStateException("connection reset"));
             case 1 -> throw new IllegalStateException("could not even send");
             case 2 -> CompletableFuture.completedFuture(List.of());
+            case 3, 4 -> throw new StackOverflowError("an Error, not an Exception");
             default -> echo(requests);
         };
         Combiner<String> combiner = new Combiner<>(flaky, 256, 1);
@@ -102,6 +103,9 @@ class CombinerTest {
         assertThatThrownBy(() -> combiner.submit("b").get(5, TimeUnit.SECONDS)).hasRootCauseMessage("could not even send");
         assertThatThrownBy(() -> combiner.submit("c").get(5, TimeUnit.SECONDS)).hasRootCauseMessage(
                 "a combined call answered 0 results for 1 requests");
+        // with one call allowed out, a leaked slot would leave every later request unanswered
+        assertThatThrownBy(() -> combiner.submit("e1").get(5, TimeUnit.SECONDS)).hasRootCauseInstanceOf(StackOverflowError.class);
+        assertThatThrownBy(() -> combiner.submit("e2").get(5, TimeUnit.SECONDS)).hasRootCauseInstanceOf(StackOverflowError.class);
         assertThat(combiner.submit("d").get(5, TimeUnit.SECONDS)).isEqualTo("answer to d");
     }
 

@@ -44,6 +44,10 @@ class RedisSettingsTest {
     void brokenSettingsAreRefusedNamingTheRule() {
         RedisSettings d = RedisSettings.defaults();
         assertThatThrownBy(() -> d.withKeyPrefix("has{brace}")).hasMessageContaining("key prefix");
+        assertThatThrownBy(() -> d.withRetentionTtl(java.time.Duration.ofDays(36_501)))
+                .hasMessageContaining("between 1 ms and 36500 days");
+        assertThatThrownBy(() -> d.withLeaseTtl(java.time.Duration.ofSeconds(Long.MAX_VALUE)))
+                .hasMessageContaining("between 1 ms and 36500 days");
         assertThatThrownBy(() -> d.withLeaseTtl(Duration.ZERO)).hasMessageContaining("TTL");
         assertThatThrownBy(() -> new RedisSettings(List.of("http://x"), RedisSettings.Topology.SINGLE, "", 0, "p",
                 d.leaseTtl(), d.retentionTtl(), d.hashTagScope(), d.claimWait())).hasMessageContaining("redis://");
