@@ -22,12 +22,12 @@ final class InboxScripts {
             for i = 1, #KEYS do
               local v
               if setNxGet then
-                v = redis.call('SET', KEYS[i], ARGV[i + 1], 'NX', 'PX', ARGV[1], 'GET')
+                v = redis.pcall('SET', KEYS[i], ARGV[i + 1], 'NX', 'PX', ARGV[1], 'GET')
               else
-                v = redis.call('GET', KEYS[i])
-                if not v then redis.call('SET', KEYS[i], ARGV[i + 1], 'PX', ARGV[1]) end
+                v = redis.pcall('GET', KEYS[i])
+                if not v then v = redis.pcall('SET', KEYS[i], ARGV[i + 1], 'PX', ARGV[1]); if v['ok'] then v = false end end
               end
-              out[i] = v or ''
+              if type(v) == 'table' and v['err'] then out[i] = '!' .. v['err'] else out[i] = v or '' end
             end
             return out
             """;
@@ -59,16 +59,17 @@ final class InboxScripts {
               for i = 1, n do
                 local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
                 local t = types[sk] or redis.call('TYPE', sk)['ok']
-                if op == 'DEL' then
-                  types[sk], vals[sk], cleared[sk] = 'none', false, true
+                if op ~= 'DEL' and not family[op] then return 'BADOP ' .. i end
+                if op == 'DEL' or op == 'SET' then
+                  -- SET replaces a key of any type, like DEL then a write
+                  types[sk], vals[sk], cleared[sk] = (op == 'SET' and 'string' or 'none'), (op == 'SET' and x or false), true
                   for c in pairs(vals) do
                     if string.sub(c, 1, #sk + 1) == sk .. ' ' then vals[c] = nil end
                   end
                 else
                   if t ~= 'none' and t ~= family[op] then return 'WRONGTYPE ' .. i end
                   types[sk] = family[op]
-                  if op == 'SET' then vals[sk] = x
-                  elseif op == 'HSET' then vals[sk .. ' ' .. x] = y
+                  if op == 'HSET' then vals[sk .. ' ' .. x] = y
                   elseif op == 'INCRBY' or op == 'HINCRBY' then
                     local c = op == 'INCRBY' and sk or (sk .. ' ' .. x)
                     local v = vals[c]
@@ -86,8 +87,8 @@ final class InboxScripts {
               end
               return 'OK'
             end
-            local function apply(k, a, n)
-              for i = 1, n do
+            local function apply(k, a, n, key, done)
+              for i = 1, n + 1 do
                 local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
                 local r
                 if op == 'SET' then
@@ -97,8 +98,13 @@ final class InboxScripts {
                 elseif op == 'HINCRBY' then r = redis.pcall('HINCRBY', sk, x, y)
                 elseif op == 'SADD' then r = redis.pcall('SADD', sk, x)
                 elseif op == 'DEL' then r = redis.pcall('DEL', sk)
+                elseif i == n + 1 then r = redis.pcall('SET', key, done, 'PX', ARGV[1])
                 end
-                if type(r) == 'table' and r['err'] then return 'PARTIAL ' .. i .. ' ' .. r['err'] end
+                if type(r) == 'table' and r['err'] then
+                  if i == 1 then return 'REFUSED ' .. r['err'] end
+                  redis.pcall('SET', key, 'X:' .. string.sub(done, 3), 'PX', ARGV[1])
+                  return 'PARTIAL ' .. i .. ' ' .. r['err']
+                end
               end
               return 'OK'
             end
@@ -106,16 +112,17 @@ final class InboxScripts {
             while a <= #ARGV do
               d = d + 1
               local key, expected, done, n = KEYS[k], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
-              local cur = redis.call('GET', key)
+              local cur = redis.pcall('GET', key)
               local result = 'OK'
-              if expected == '' then
+              if type(cur) == 'table' and cur['err'] then
+                result = 'BADKEY ' .. cur['err']
+              elseif expected == '' then
                 if cur then result = 'V:' .. cur end
               elseif cur ~= expected then
                 result = 'LOST'
               end
               if result == 'OK' then result = check(k, a, n) end
-              if result == 'OK' then result = apply(k, a, n) end
-              if result == 'OK' then redis.call('SET', key, done, 'PX', ARGV[1]) end
+              if result == 'OK' then result = apply(k, a, n, key, done) end
               out[d] = result
               k = k + 1 + n
               a = a + 3 + 3 * n

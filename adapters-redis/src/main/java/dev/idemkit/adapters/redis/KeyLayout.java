@@ -47,6 +47,11 @@ final class KeyLayout {
         return prefix + ":idem:{" + enc(key.client().value()) + "." + enc(key.key().value()) + "}";
     }
 
+    /** Whether {@code key} is one of the stores' own keys (inbox, Idempotency-Key records), which no effect may write. */
+    boolean isStoreKey(String key) {
+        return key.startsWith(prefix + ":inbox:") || key.startsWith(prefix + ":idem:");
+    }
+
     /** A SCAN pattern matching every record key (the prefix holds no glob characters). */
     String recordPattern() {
         return prefix + ":idem:*";

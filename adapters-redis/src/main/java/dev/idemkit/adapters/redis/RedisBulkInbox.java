@@ -76,10 +76,8 @@ public final class RedisBulkInbox {
             if ("LOST".equals(r)) {
                 return failed(d, store.lost(d.key()));
             }
-            IllegalStateException failure = new IllegalStateException("message " + d.key().messageId() + ": "
-                    + RedisInboxStore.describe(r, completions.get(j).staged(),
-                            "nothing was written and the claim was released"));
-            if (!RedisInboxStore.partial(r)) {
+            RuntimeException failure = RedisInboxStore.completionFailure(d.key(), r, completions.get(j).staged(), true);
+            if (RedisInboxStore.releasable(r)) {
                 store.release(d.key(), keys.get(i), mine.get(i), failure);
             }
             return failed(d, failure);
@@ -122,8 +120,7 @@ public final class RedisBulkInbox {
         settle(deliveries, sent, completions, values, results, (i, j, r) -> {
             InboxDelivery d = deliveries.get(i);
             return r.startsWith("V:") ? decided(d, r.substring(2))
-                    : failed(d, new IllegalStateException("message " + d.key().messageId() + ": "
-                            + RedisInboxStore.describe(r, completions.get(j).staged(), "nothing was written")));
+                    : failed(d, RedisInboxStore.completionFailure(d.key(), r, completions.get(j).staged(), false));
         });
         return results;
     }
@@ -147,6 +144,12 @@ public final class RedisBulkInbox {
 
     /** The result for a key found completed ({@code C:}: duplicate or reuse) or held ({@code P:}: retry). */
     private static <R> BulkResult<R> decided(InboxDelivery d, String existing) {
+        if (existing.startsWith("!")) {
+            return failed(d, RedisInboxStore.claimFailure(d.key(), existing));
+        }
+        if (existing.startsWith("X:")) {
+            return failed(d, RedisInboxStore.partiallyApplied(d.key()));
+        }
         if (existing.startsWith("C:")) {
             Outcome o = Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), d.fingerprint());
             return new BulkResult<>(d, Optional.of(Guarded.of(o)), Optional.empty());

@@ -9,6 +9,7 @@ import dev.idemkit.ports.out.EffectFailedException;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.StoreUnavailableException;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -115,7 +116,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
             if (result.startsWith("V:")) {
                 return result.substring(2);
             }
-            throw new IllegalStateException(describe(result, work.staged(), "nothing was written"));
+            throw completionFailure(key, result, work.staged(), false);
         });
         if (outcome.isPresent()) {
             return Guarded.of(outcome.get());
@@ -180,6 +181,9 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
     Optional<Outcome> claim(InboxKey key, String redisKey, String mine, Fingerprint fingerprint) {
         return decideWaiting(key, fingerprint, () -> {
             String existing = commands.claim(redisKey, mine);
+            if (existing.startsWith("!")) {
+                throw claimFailure(key, existing);
+            }
             // our own value: a script that ran but whose answer was lost, and was sent again
             return existing.isEmpty() || existing.equals(mine) ? null : existing;
         });
@@ -196,6 +200,9 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
             String existing = attempt.get();
             if (existing == null) {
                 return Optional.empty();
+            }
+            if (existing.startsWith("X:")) {
+                throw partiallyApplied(key);
             }
             if (existing.startsWith("C:")) {
                 Outcome outcome = Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), fingerprint);
@@ -235,25 +242,59 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
                     settings.leaseTtl());
             throw lost(key);
         }
-        IllegalStateException failure = new IllegalStateException(describe(result, staged,
-                "nothing was written and the claim was released"));
-        if (!partial(result)) {
+        RuntimeException failure = completionFailure(key, result, staged, true);
+        if (releasable(result)) {
             release(key, redisKey, mine, failure);
         }
         throw failure;
     }
 
+    /** Whether our claim may be released after this completion answer: not when writes were applied or the key is not ours. */
+    static boolean releasable(String result) {
+        return !result.startsWith("PARTIAL ") && !result.startsWith("BADKEY ");
+    }
+
     /**
-     * A staged write failed on the server after the pre-check passed: the unit's earlier writes are applied and the
-     * key is not completed. The claim is kept (not released) so that no retry runs before the lease ends; an
-     * operator should look at it, hence ERROR.
+     * The exception for a completion answer other than OK, LOST and V:. REFUSED (Redis refused the unit's first
+     * write: out of memory, a read-only replica after a failover) is retryable; the rest are not. PARTIAL (a write
+     * failed on the server after the check passed, e.g. an ACL denying it) is logged at ERROR: the unit's earlier
+     * writes are applied, and the script marked the key {@code X:} so that no redelivery applies them again.
      */
-    static boolean partial(String result) {
-        if (result.startsWith("PARTIAL ")) {
-            LOG.error("inbox decision=partially-applied: {}", result);
-            return true;
+    static RuntimeException completionFailure(InboxKey key, String result, List<RedisUnitOfWork.Staged> staged,
+            boolean claimed) {
+        String[] parts = result.split(" ", 2);
+        String detail = parts.length > 1 ? parts[1] : "";
+        String released = claimed ? " and the claim was released" : "";
+        switch (parts[0]) {
+            case "REFUSED":
+                return new StoreUnavailableException("Redis refused the first write of message " + key.messageId()
+                        + " (" + detail + "); nothing was written" + released + "; retry", null);
+            case "BADKEY":
+                return new IllegalStateException("the inbox key of message " + key.messageId() + " of consumer "
+                        + key.consumer() + " holds a value of another type (" + detail + "); nothing was written");
+            case "PARTIAL":
+                LOG.error("inbox decision=partially-applied consumer={} message_id={}: {}", key.consumer(),
+                        key.messageId(), result);
+                return new IllegalStateException(describe(result, staged, ""));
+            default:
+                return new IllegalStateException(describe(result, staged, "nothing was written" + released));
         }
-        return false;
+    }
+
+    /** The failure for a key marked {@code X:} by a partially applied unit: never run again, never a duplicate. */
+    static IllegalStateException partiallyApplied(InboxKey key) {
+        return new IllegalStateException("message " + key.messageId() + " of consumer " + key.consumer()
+                + " was partially applied by an earlier delivery (a staged write failed on the server; see the ERROR"
+                + " log); it is not run again: repair the data, then delete its inbox key");
+    }
+
+    /** The failure for a claim answer {@code !<error>}: the inbox key could not be read or written. */
+    static RuntimeException claimFailure(InboxKey key, String answer) {
+        String error = answer.substring(1);
+        return error.startsWith("WRONGTYPE")
+                ? new IllegalStateException("the inbox key of message " + key.messageId() + " of consumer "
+                        + key.consumer() + " holds a value of another type: " + error)
+                : new StoreUnavailableException("Redis refused to claim message " + key.messageId() + ": " + error, null);
     }
 
     ClaimLostException lost(InboxKey key) {
@@ -264,15 +305,19 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
     /** The message for a completion result that names a staged write that cannot (or did not) apply. */
     static String describe(String result, List<RedisUnitOfWork.Staged> staged, String consequence) {
         String[] parts = String.valueOf(result).split(" ", 3);
+        if (parts[0].equals("PARTIAL") && parts.length >= 2 && parts[1].equals(Integer.toString(staged.size() + 1))) {
+            return "the completion of the key failed on the server (" + (parts.length > 2 ? parts[2] : "")
+                    + ") after the unit's writes were applied";
+        }
         if (parts.length >= 2 && parts[1].matches("\\d{1,9}") && Integer.parseInt(parts[1]) >= 1
                 && Integer.parseInt(parts[1]) <= staged.size()) {
             RedisUnitOfWork.Staged s = staged.get(Integer.parseInt(parts[1]) - 1);
             if (parts[0].equals("PARTIAL")) {
                 return "staged " + s.op() + " on " + s.key() + " failed on the server (" + (parts.length > 2 ? parts[2] : "")
-                        + ") after the unit's earlier writes were applied; the key is not completed and its claim is"
-                        + " kept until the lease ends";
+                        + ") after the unit's earlier writes were applied; the key is marked partially applied so that"
+                        + " no redelivery applies them again";
             }
-            if (List.of("WRONGTYPE", "NOTINT", "OVERFLOW").contains(parts[0])) {
+            if (List.of("WRONGTYPE", "NOTINT", "OVERFLOW", "BADOP").contains(parts[0])) {
                 return "staged " + s.op() + " on " + s.key() + " cannot apply (" + parts[0] + "); " + consequence;
             }
         }

@@ -88,6 +88,10 @@ public final class RedisUnitOfWork implements UnitOfWork {
             throw new IllegalStateException("this unit of work has already been committed or rolled back");
         }
         KeyRules.requireValid("Redis key", key);
+        if (layout.isStoreKey(key)) {
+            throw new IllegalArgumentException("key " + key + " belongs to the inbox or the Idempotency-Key records;"
+                    + " an effect cannot write it (use RedisUnitOfWork.key(name) for effect data)");
+        }
         if (cluster && KeyLayout.slot(key) != slot) {
             throw new IllegalArgumentException("key " + key + " is not in the claim's cluster slot: put the hash tag "
                     + tag + " in it (RedisUnitOfWork.key(name) does)");

@@ -161,9 +161,44 @@ class RedisStagedWriteChecksIT {
         assertThat(get(before)).isEqualTo("1");
         assertThat(get(after)).isEqualTo("3");
         assertThat(get(before + "-m")).as("the failed unit's earlier write").isEqualTo("1");
-        assertThat(get(store.layout().inbox(middle))).as("the failed unit's key").isNull();
+        assertThat(get(store.layout().inbox(middle))).as("the failed unit's key, marked").isEqualTo("X:" + BODY.hex());
         assertThat(RedisInboxStore.describe(answers.get(1), call.get(1).staged(), "unused"))
                 .contains("SET on " + badTtl).contains("failed on the server")
                 .contains("after the unit's earlier writes were applied");
+        Effect<RedisUnitOfWork, Void> again = work -> {
+            work.incrBy(before + "-m", 1);
+            return null;
+        };
+        assertThatThrownBy(() -> store.runOnce(middle, BODY, again)).hasMessageContaining("partially applied");
+        assertThatThrownBy(() -> store.runOnceStaged(middle, BODY, again)).hasMessageContaining("partially applied");
+        assertThat(get(before + "-m")).as("never applied twice").isEqualTo("1");
+    }
+
+    @Test
+    void anInboxKeyOfAnotherTypeFailsItsOwnDeliveryOnly() {
+        InboxKey good = freshKey();
+        InboxKey broken = freshKey();
+        redis.client.getMap(store.layout().inbox(broken), StringCodec.INSTANCE).put("not", "a claim");
+        List<String> answers = store.commands().complete(List.of(
+                new InboxCommands.Completion(store.layout().inbox(broken), "", "C:" + BODY.hex(), List.of()),
+                new InboxCommands.Completion(store.layout().inbox(good), "", "C:" + BODY.hex(), List.of())));
+        assertThat(answers.get(0)).startsWith("BADKEY WRONGTYPE");
+        assertThat(answers.get(1)).isEqualTo("OK");
+        assertThatThrownBy(() -> store.runOnce(broken, BODY, work -> null)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("holds a value of another type");
+        assertThatThrownBy(() -> store.runOnceStaged(broken, BODY, work -> null)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("holds a value of another type");
+    }
+
+    @Test
+    void anEffectCannotStageTheStoresOwnKeys() {
+        InboxKey victim = freshKey();
+        for (String own : List.of(store.layout().inbox(victim), redis.prefix() + ":idem:{x.y}")) {
+            assertThatThrownBy(() -> store.runOnceStaged(freshKey(), BODY, work -> {
+                work.set(own, "C:" + BODY.hex());
+                return null;
+            })).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("belongs to the inbox");
+        }
+        assertThat(get(store.layout().inbox(victim))).isNull();
     }
 }
