@@ -9,7 +9,7 @@ import org.redisson.config.SingleServerConfig;
 
 /**
  * Builds the Redisson client the stores share: single server or cluster, {@code StringCodec} (never Kryo), script
- * cache on, two Netty event-loop threads per core.
+ * cache on, two Netty event-loop threads per core, connections named {@code idemkit-<key prefix>} in {@code CLIENT LIST}.
  */
 public final class RedisClients {
     private RedisClients() {}
@@ -27,14 +27,21 @@ public final class RedisClients {
         }
         if (settings.topology() == RedisSettings.Topology.CLUSTER) {
             ClusterServersConfig cluster = config.useClusterServers();
+            cluster.setClientName(clientName(settings));
             settings.addresses().forEach(cluster::addNodeAddress);
         } else {
             SingleServerConfig single = config.useSingleServer();
             single.setAddress(settings.addresses().get(0));
+            single.setClientName(clientName(settings));
             single.setDatabase(settings.database());
             single.setConnectionPoolSize(64);
             single.setConnectionMinimumIdleSize(8);
         }
         return Redisson.create(config);
+    }
+
+    /** {@code idemkit-<key prefix>}: what {@code CLIENT LIST} shows for every connection of this client. */
+    public static String clientName(RedisSettings settings) {
+        return "idemkit-" + settings.keyPrefix();
     }
 }

@@ -7,13 +7,7 @@ import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.StoreUnavailableException;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -61,37 +55,8 @@ class RedisAclFailuresIT {
         }
     }
 
-    /** One command over a plain socket, as the default user (ACL cannot run inside a script); the reply's first line. */
     private static String command(String... args) throws IOException {
-        URI uri = URI.create(redis.settings.addresses().get(0));
-        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
-            OutputStream out = socket.getOutputStream();
-            if (!redis.settings.password().isEmpty()) {
-                write(out, "AUTH", redis.settings.password());
-                readLine(socket.getInputStream());
-            }
-            write(out, args);
-            return readLine(socket.getInputStream());
-        }
-    }
-
-    private static void write(OutputStream out, String... args) throws IOException {
-        StringBuilder resp = new StringBuilder("*" + args.length + "\r\n");
-        for (String a : args) {
-            resp.append('$').append(a.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(a).append("\r\n");
-        }
-        out.write(resp.toString().getBytes(StandardCharsets.UTF_8));
-        out.flush();
-    }
-
-    private static String readLine(InputStream in) throws IOException {
-        ByteArrayOutputStream line = new ByteArrayOutputStream();
-        for (int b; (b = in.read()) != -1 && b != '\n'; ) {
-            if (b != '\r') {
-                line.write(b);
-            }
-        }
-        return line.toString(StandardCharsets.UTF_8);
+        return RawRedis.command(redis.settings, args);
     }
 
     private static InboxKey freshKey() {
