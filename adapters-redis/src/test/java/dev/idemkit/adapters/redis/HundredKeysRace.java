@@ -19,6 +19,16 @@ import java.util.function.Function;
 final class HundredKeysRace {
     private HundredKeysRace() {}
 
+    /** Adds one to the counter {@code work.key("count")} in the claim's slot, on the two-step or the one-call path. */
+    static Outcome countInClaimSlot(RedisInboxStore store, InboxKey key, dev.idemkit.domain.Fingerprint body,
+            boolean oneCall) {
+        dev.idemkit.ports.out.Effect<RedisUnitOfWork, Void> addOne = work -> {
+            work.incrBy(work.key("count"), 1);
+            return null;
+        };
+        return (oneCall ? store.runOnceStaged(key, body, addOne) : store.runOnce(key, body, addOne)).outcome();
+    }
+
     /** How many deliveries answered PROCESSED. */
     static int run(String consumer, Function<InboxKey, Outcome> deliver) throws Exception {
         AtomicInteger processed = new AtomicInteger();

@@ -99,13 +99,7 @@ class RedisClusterIT {
                     while (true) {
                         try {
                             // half the threads take the two-step path, half the one-call path: same keys, same answers
-                            Outcome outcome = (thread % 2 == 0 ? store.runOnce(key, BODY, work -> {
-                                work.incrBy(work.key("count"), 1);
-                                return null;
-                            }) : store.runOnceStaged(key, BODY, work -> {
-                                work.incrBy(work.key("count"), 1);
-                                return null;
-                            })).outcome();
+                            Outcome outcome = HundredKeysRace.countInClaimSlot(store, key, BODY, thread % 2 == 1);
                             if (outcome == Outcome.PROCESSED) {
                                 processed.incrementAndGet();
                             }
