@@ -28,6 +28,10 @@ final class BenchCommand extends AppCommand {
     @Option(names = "--single-messages", defaultValue = "3000", description = "messages per single-message and JDBC case (default 3000)")
     int singleMessages;
 
+    @Option(names = "--warmup-messages", defaultValue = "2000",
+            description = "messages through each path before timing, not measured; 0: no warm-up (default 2000)")
+    int warmupMessages;
+
     @Option(names = "--batch-size", defaultValue = "100", description = "deliveries per transaction, batched case (default 100)")
     int batchSize;
 
@@ -46,9 +50,11 @@ final class BenchCommand extends AppCommand {
     @Override
     public Integer call() throws Exception {
         int pf = prefetch == null ? Math.min(65_535, 5 * batchSize) : prefetch;
-        if (messages < 1 || singleMessages < 1 || batchSize < 1 || pf < 2 * batchSize || duplicates < 0
+        if (messages < 1 || singleMessages < 1 || warmupMessages < 0 || batchSize < 1 || pf < 2 * batchSize
+                || duplicates < 0
                 || duplicates >= 1 || httpSeconds < 1 || httpClients < 1) {
-            throw new ParameterException(spec.commandLine(), "counts must be positive, --prefetch at least 2 x"
+            throw new ParameterException(spec.commandLine(), "counts must be positive (--warmup-messages may be 0),"
+                    + " --prefetch at least 2 x"
                     + " --batch-size, --duplicates in [0, 1)");
         }
         AppSettings configured = settings();
@@ -58,7 +64,7 @@ final class BenchCommand extends AppCommand {
         AppSettings bench = Benchmark.settingsFor(configured, Benchmark.newSchema(), LOCAL_PG);
         Benchmark.Options options = new Benchmark.Options(messages, singleMessages, batchSize, Duration.ofMillis(3),
                 pf, duplicates, Benchmark.Options.defaults().accounts(), Benchmark.Options.defaults().publishers(),
-                httpClients, Duration.ofSeconds(httpSeconds), Benchmark.Options.defaults().drainLimit());
+                httpClients, Duration.ofSeconds(httpSeconds), Benchmark.Options.defaults().drainLimit(), warmupMessages);
         boolean correct;
         try {
             try (Assembly assembly = assemble(bench)) {

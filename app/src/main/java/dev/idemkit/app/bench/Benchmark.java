@@ -29,10 +29,10 @@ public final class Benchmark {
     /** Sizes and knobs; {@link #defaults()} keeps a run under 3 minutes on a small machine. */
     public record Options(int messages, int singleMessages, int batchSize, Duration linger, int prefetch,
             double duplicates, int accounts, int publishers, int httpClients, Duration httpDuration,
-            Duration drainLimit) {
+            Duration drainLimit, int warmupMessages) {
         public static Options defaults() {
             return new Options(30_000, 3_000, 100, Duration.ofMillis(3), 500, 0.3, 10_000, 48, 16,
-                    Duration.ofSeconds(10), Duration.ofSeconds(60));
+                    Duration.ofSeconds(10), Duration.ofSeconds(60), 2_000);
         }
     }
 
@@ -86,6 +86,17 @@ public final class Benchmark {
         Workload batch1 = workload("batch-1", base + ".batch-1", options.messages(), 5);
         Workload batch4 = workload("batch-4", base + ".batch-4", options.messages(), 6);
         List<Workload> published = new ArrayList<>(List.of(hand1, hand4, single1, single4, batch1, batch4));
+        // the warm-up runs every measured path once on its own messages first, so that no case is timed while
+        // the JIT is still compiling it (a 3,000-message case lasts about a second)
+        int warm = options.warmupMessages();
+        Workload warmJdbc = workload("warm-jdbc", null, Math.max(1, warm), 11);
+        Workload warmHand = workload("warm-hand", base + ".warm-hand", Math.max(1, warm), 12);
+        Workload warmSingle = workload("warm-single", base + ".warm-single", Math.max(1, warm), 13);
+        Workload warmBatch = workload("warm-batch", base + ".warm-batch", Math.max(1, warm), 14);
+        if (warm > 0) {
+            published.addAll(List.of(warmHand, warmSingle, warmBatch));
+        }
+        boolean warmExact = true;
         Workload perf1 = null;
         Workload perf4 = null;
         if (report.perfTest()) {
@@ -103,6 +114,13 @@ public final class Benchmark {
                 out.printf(Locale.ROOT, "bench published %,d messages to %d queues in %.1f s (not measured below)%n",
                         published.stream().mapToLong(Workload::size).sum(), published.size(),
                         (System.nanoTime() - t0) / 1e9);
+                if (warm > 0) {
+                    long w0 = System.nanoTime();
+                    warmExact = List.of(jdbc(warmJdbc, 1), handWritten(t1, warmHand), single(t1, warmSingle),
+                            batched(t1, warmBatch, 1)).stream().allMatch(c -> c.exact().orElse(true));
+                    out.printf(Locale.ROOT, "bench warm-up: %,d messages through each path in %.1f s (not measured)%s%n",
+                            warm, (System.nanoTime() - w0) / 1e9, warmExact ? "" : "; an effect was NOT exact");
+                }
                 // the cases compared with each other run next to each other, so that a change of load on a
                 // shared machine skews a ratio less
                 report.jdbc(1, jdbc1, jdbc(jdbc1, 1));
@@ -130,7 +148,7 @@ public final class Benchmark {
             }
         }
         report.print(out, (System.nanoTime() - began) / 1e9);
-        return report.correct();
+        return report.correct() && warmExact;
     }
 
     private Workload workload(String label, String queue, int count, long seed) {
