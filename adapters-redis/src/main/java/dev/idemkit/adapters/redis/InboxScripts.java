@@ -46,19 +46,28 @@ final class InboxScripts {
      * syntax (no leading zeros, no "-0") and a bound of +-9.2e18 (a little inside the 64-bit range, as Lua counts in
      * doubles): every result but OK and PARTIAL means nothing of that delivery was written.
      *
-     * <p>{@code PARTIAL i <error>} means staged write i failed on the server although the check passed (it should
-     * not happen): the earlier writes of that delivery are applied and its key is not completed. Every write is
-     * {@code redis.pcall}ed, so such a failure stays with its own delivery: the deliveries before and after it in the
-     * same call get their own answers.
+     * <p>Every read and write is {@code redis.pcall}ed, so a failure stays with its own delivery: the deliveries
+     * before and after it in the same call get their own answers. {@code BADKEY <error>}: the inbox key holds another
+     * type. {@code REFUSED <error>}: the server refused a read of the check or the unit's first write (out of memory,
+     * a read-only replica, an ACL); nothing of the unit is written (a mark already set is taken back). {@code PARTIAL
+     * i <error>}: write i failed although the check passed (only an ACL is known to do it; i = n + 1 is the completion
+     * itself); the earlier writes are applied, and the key holds {@code X:<fingerprint>} without a TTL: it was marked
+     * before the first staged write, so no redelivery ever runs the unit again until an operator deletes the key.
      */
     static final String COMPLETE = """
             local family = {SET='string', INCRBY='string', HSET='hash', HINCRBY='hash', SADD='set'}
             local function isint(v) return v == '0' or (#v <= 20 and string.match(v, '^%-?[1-9]%d*$') ~= nil) end
+            local function failed(r) return type(r) == 'table' and r['err'] end
             local function check(k, a, n)
               local types, vals, cleared = {}, {}, {}
               for i = 1, n do
                 local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
-                local t = types[sk] or redis.call('TYPE', sk)['ok']
+                local t = types[sk]
+                if not t then
+                  local r = redis.pcall('TYPE', sk)
+                  if failed(r) then return 'REFUSED ' .. r['err'] end
+                  t = r['ok']
+                end
                 if op ~= 'DEL' and not family[op] then return 'BADOP ' .. i end
                 if op == 'DEL' or op == 'SET' then
                   -- SET replaces a key of any type, like DEL then a write
@@ -75,8 +84,9 @@ final class InboxScripts {
                     local v = vals[c]
                     if v == nil then
                       if cleared[sk] or t == 'none' then v = false
-                      elseif op == 'INCRBY' then v = redis.call('GET', sk)
-                      else v = redis.call('HGET', sk, x) end
+                      elseif op == 'INCRBY' then v = redis.pcall('GET', sk)
+                      else v = redis.pcall('HGET', sk, x) end
+                      if failed(v) then return 'REFUSED ' .. v['err'] end
                     end
                     if type(v) == 'string' and not isint(v) then return 'NOTINT ' .. i end
                     local sum = (v and tonumber(v) or 0) + tonumber(op == 'INCRBY' and x or y)
@@ -87,24 +97,38 @@ final class InboxScripts {
               end
               return 'OK'
             end
-            local function apply(k, a, n, key, done)
-              for i = 1, n + 1 do
-                local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
-                local r
-                if op == 'SET' then
-                  if y == '' then r = redis.pcall('SET', sk, x) else r = redis.pcall('SET', sk, x, 'PX', y) end
-                elseif op == 'INCRBY' then r = redis.pcall('INCRBY', sk, x)
-                elseif op == 'HSET' then r = redis.pcall('HSET', sk, x, y)
-                elseif op == 'HINCRBY' then r = redis.pcall('HINCRBY', sk, x, y)
-                elseif op == 'SADD' then r = redis.pcall('SADD', sk, x)
-                elseif op == 'DEL' then r = redis.pcall('DEL', sk)
-                elseif i == n + 1 then r = redis.pcall('SET', key, done, 'PX', ARGV[1])
+            local function apply(k, a, n, key, expected, done)
+              if n > 0 then
+                -- marked first (keeping the claim's TTL): should a staged write fail, the key already says
+                -- "partially applied" and no redelivery runs the unit again
+                local m = redis.pcall('SET', key, 'X:' .. string.sub(done, 3), 'KEEPTTL')
+                if failed(m) then return 'REFUSED ' .. m['err'] end
+                for i = 1, n do
+                  local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
+                  local r
+                  if op == 'SET' then
+                    if y == '' then r = redis.pcall('SET', sk, x) else r = redis.pcall('SET', sk, x, 'PX', y) end
+                  elseif op == 'INCRBY' then r = redis.pcall('INCRBY', sk, x)
+                  elseif op == 'HSET' then r = redis.pcall('HSET', sk, x, y)
+                  elseif op == 'HINCRBY' then r = redis.pcall('HINCRBY', sk, x, y)
+                  elseif op == 'SADD' then r = redis.pcall('SADD', sk, x)
+                  elseif op == 'DEL' then r = redis.pcall('DEL', sk)
+                  end
+                  if failed(r) then
+                    if i == 1 then -- nothing of the unit applied: take the mark back
+                      if expected == '' then redis.pcall('DEL', key) else redis.pcall('SET', key, expected, 'KEEPTTL') end
+                      return 'REFUSED ' .. r['err']
+                    end
+                    redis.pcall('PERSIST', key)
+                    return 'PARTIAL ' .. i .. ' ' .. r['err']
+                  end
                 end
-                if type(r) == 'table' and r['err'] then
-                  if i == 1 then return 'REFUSED ' .. r['err'] end
-                  redis.pcall('SET', key, 'X:' .. string.sub(done, 3), 'PX', ARGV[1])
-                  return 'PARTIAL ' .. i .. ' ' .. r['err']
-                end
+              end
+              local r = redis.pcall('SET', key, done, 'PX', ARGV[1])
+              if failed(r) then
+                if n == 0 then return 'REFUSED ' .. r['err'] end
+                redis.pcall('PERSIST', key)
+                return 'PARTIAL ' .. (n + 1) .. ' ' .. r['err']
               end
               return 'OK'
             end
@@ -122,7 +146,7 @@ final class InboxScripts {
                 result = 'LOST'
               end
               if result == 'OK' then result = check(k, a, n) end
-              if result == 'OK' then result = apply(k, a, n, key, done) end
+              if result == 'OK' then result = apply(k, a, n, key, expected, done) end
               out[d] = result
               k = k + 1 + n
               a = a + 3 + 3 * n

@@ -258,7 +258,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
      * The exception for a completion answer other than OK, LOST and V:. REFUSED (Redis refused the unit's first
      * write: out of memory, a read-only replica after a failover) is retryable; the rest are not. PARTIAL (a write
      * failed on the server after the check passed, e.g. an ACL denying it) is logged at ERROR: the unit's earlier
-     * writes are applied, and the script marked the key {@code X:} so that no redelivery applies them again.
+     * writes are applied, and the key holds {@code X:} (no TTL) so that no redelivery applies them again.
      */
     static RuntimeException completionFailure(InboxKey key, String result, List<RedisUnitOfWork.Staged> staged,
             boolean claimed) {

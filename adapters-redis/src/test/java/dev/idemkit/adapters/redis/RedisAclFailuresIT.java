@@ -101,6 +101,7 @@ class RedisAclFailuresIT {
 
         assertThat(redis.get(counter)).as("the write before the failure").isEqualTo("1");
         assertThat(redis.get(store.layout().inbox(key))).isEqualTo("X:" + BODY.hex());
+        assertThat(redis.pttl(store.layout().inbox(key))).as("the mark has no TTL").isEqualTo(-1L);
         assertThatThrownBy(() -> store.runOnce(key, BODY, halfDenied)).hasMessageContaining("partially applied");
         assertThatThrownBy(() -> store.runOnceStaged(key, BODY, halfDenied)).hasMessageContaining("partially applied");
         assertThat(redis.get(counter)).as("never applied twice").isEqualTo("1");
