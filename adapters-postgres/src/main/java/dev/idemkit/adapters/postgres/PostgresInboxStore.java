@@ -27,17 +27,38 @@ import org.slf4j.LoggerFactory;
  * transaction as the effect. One row inserted: the effect runs through the same {@link JpaUnitOfWork}
  * and both commit together. Zero rows: the primary key already holds the key (a concurrent insert of
  * the same key waits for the first transaction and then conflicts), so the stored fingerprint is read
- * in the same transaction and {@code Inbox.decide} tells a duplicate from a reused id. An effect that
+ * in the same statement ({@link #INSERT_OR_READ_KEY}; by a second one when a concurrent transaction
+ * committed the row after this statement's snapshot) and {@code Inbox.decide} tells a duplicate from a
+ * reused id. An effect that
  * throws rolls the key back too. Never a read before the write. Thread-safe.
  */
 public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresInboxStore.class);
     private static final int KEY_VANISHED_RETRIES = 3;
 
+    /** The plain insert-if-absent: what the JDBC baseline of the benchmark runs. */
     static final String INSERT_KEY = """
             INSERT INTO processed_messages (consumer, message_id, fingerprint)
             VALUES (?, ?, ?)
             ON CONFLICT DO NOTHING
+            """;
+    /**
+     * The key inserted if absent and, when it was not, the recorded fingerprint read in the same statement: one
+     * round trip for a duplicate instead of two. A NULL row: inserted. A fingerprint: already there. No row: the
+     * conflicting row is not visible to this statement's snapshot (committed by a concurrent transaction that the
+     * insert waited for) or was just purged; {@link #SELECT_FINGERPRINT}, a new statement, then decides.
+     */
+    static final String INSERT_OR_READ_KEY = """
+            WITH inserted AS (
+                INSERT INTO processed_messages (consumer, message_id, fingerprint)
+                VALUES (?, ?, ?)
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+            )
+            SELECT NULL FROM inserted
+            UNION ALL
+            SELECT fingerprint FROM processed_messages
+            WHERE consumer = ? AND message_id = ? AND NOT EXISTS (SELECT 1 FROM inserted)
             """;
     static final String SELECT_FINGERPRINT = """
             SELECT fingerprint FROM processed_messages WHERE consumer = ? AND message_id = ?
@@ -57,10 +78,11 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         for (int attempt = 1; attempt <= KEY_VANISHED_RETRIES; attempt++) {
             Guarded<R> result = Transactions.run(db.entityManagerFactory(), "inbox insert", unit -> {
                 Connection c = unit.rawConnection();
-                if (insertKey(c, key, fingerprint)) {
+                KeyState state = insertOrRead(c, key, fingerprint);
+                if (state.inserted()) {
                     return Guarded.processed(Transactions.effect(effect, unit));
                 }
-                Optional<Fingerprint> recorded = fingerprint(c, key);
+                Optional<Fingerprint> recorded = state.recorded().isPresent() ? state.recorded() : fingerprint(c, key);
                 // empty: retention purged the key between our insert and our read; insert again
                 return recorded.isEmpty() ? null : Guarded.<R>of(Inbox.decide(recorded, fingerprint));
             });
@@ -113,12 +135,24 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         return Guarantee.EXACTLY_ONCE_EFFECT;
     }
 
-    private static boolean insertKey(Connection c, InboxKey key, Fingerprint fingerprint) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(INSERT_KEY)) {
+    /** What {@link #INSERT_OR_READ_KEY} found: inserted by us, or the recorded fingerprint if this statement saw it. */
+    private record KeyState(boolean inserted, Optional<Fingerprint> recorded) {}
+
+    private static KeyState insertOrRead(Connection c, InboxKey key, Fingerprint fingerprint) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSERT_OR_READ_KEY)) {
             ps.setString(1, key.consumer().value());
             ps.setString(2, key.messageId().value());
             ps.setString(3, fingerprint.hex());
-            return ps.executeUpdate() == 1;
+            ps.setString(4, key.consumer().value());
+            ps.setString(5, key.messageId().value());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return new KeyState(false, Optional.empty());
+                }
+                String recorded = rs.getString(1);
+                return recorded == null ? new KeyState(true, Optional.empty())
+                        : new KeyState(false, Optional.of(new Fingerprint(recorded)));
+            }
         }
     }
 
