@@ -1,10 +1,15 @@
 package dev.idemkit.adapters.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.Outcome;
+import dev.idemkit.domain.inbox.Inbox;
 import dev.idemkit.domain.inbox.InboxKey;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -34,6 +39,46 @@ class ConcurrentDeliveriesIT {
     @AfterAll
     static void stop() {
         pg.close();
+    }
+
+    /**
+     * The second delivery's insert waits for the first's uncommitted row; once that commits, the row is not
+     * visible to the second statement's snapshot, so the fingerprint is read by a second statement: the delivery
+     * is still decided on the first's fingerprint (duplicate, or a reused id), and its effect does not run.
+     */
+    @Test
+    void aDeliveryThatWaitedForAConcurrentInsertOfItsKeyIsDecidedOnThatKey() throws Exception {
+        PostgresInboxStore inbox = new PostgresInboxStore(pg.db());
+        String consumer = "c-" + UUID.randomUUID();
+        String account = "acc-" + UUID.randomUUID();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            for (String firstBody : List.of("body", "another body")) {
+                InboxKey key = InboxKey.of(consumer, "m-" + firstBody.length());
+                try (Connection first = pg.connection()) {
+                    try (PreparedStatement ps = first.prepareStatement(PostgresInboxStore.INSERT_KEY)) {
+                        ps.setString(1, consumer);
+                        ps.setString(2, key.messageId().value());
+                        ps.setString(3, Fingerprint.of(firstBody).hex());
+                        assertThat(ps.executeUpdate()).isEqualTo(1);
+                    }
+                    Future<Outcome> second = pool.submit(() -> inbox.runOnce(key, Fingerprint.of("body"), work -> {
+                        Accounts.credit(work, account, 1);
+                        return null;
+                    }).outcome());
+                    await().atMost(Duration.ofSeconds(10)).until(() -> pg.queryLong("SELECT count(*) FROM"
+                            + " pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ?",
+                            "%INSERT INTO processed_messages%") > 0);
+                    assertThat(second).as("waiting on the first's row").isNotDone();
+                    first.commit();
+                    assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo(firstBody.equals("body")
+                            ? Outcome.DUPLICATE : Outcome.rejected(Inbox.REUSED_ID));
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(new Accounts(pg).balance(account)).isZero();
     }
 
     @Test

@@ -58,6 +58,11 @@ final class TestDatabase implements AutoCloseable {
         return settings.schema();
     }
 
+    /** A connection of the test pool (autocommit off, the test schema first on the search path); the caller closes it. */
+    Connection connection() throws SQLException {
+        return pool.getConnection();
+    }
+
     /** Runs one statement (test set-up only) in the test schema. */
     void execute(String sql) {
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
