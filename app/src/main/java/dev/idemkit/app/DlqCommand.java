@@ -129,7 +129,7 @@ final class DlqCommand implements Runnable {
         for (AttemptRecord a : d.attempts()) {
             out.println("  attempt " + a.number() + " at " + a.at() + ": " + a.error());
         }
-        out.println("  body:            " + d.original().body().length + " bytes"
+        out.println("  body:            " + d.original().size() + " bytes"
                 + (withBody ? "\n" + new String(d.original().body(), StandardCharsets.UTF_8) : ""));
     }
 }

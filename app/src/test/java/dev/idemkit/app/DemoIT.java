@@ -32,6 +32,17 @@ class DemoIT {
         TestEnvironment.dropSchema(schema);
     }
 
+    /** The README's first command: nothing configured, so embedded PostgreSQL and ElasticMQ, all five exercises. */
+    @Test
+    void demoAllWithNothingConfiguredRunsTheFiveExercisesOnEmbeddedEngines() {
+        TestEnvironment.Run run = TestEnvironment.run(Map.of(), "demo", "all");
+
+        assertThat(run.exitCode()).as("exit code; out:%n%s%nerr:%n%s", run.out(), run.err()).isZero();
+        assertThat(run.out()).contains("idemkit store:     PostgreSQL (embedded, started in this process)");
+        assertThat(run.out()).contains("idemkit transport: SQS, embedded ElasticMQ");
+        assertThat(run.out()).contains("idemkit demo: 5 of 5 exercises passed").doesNotContain(" FAIL");
+    }
+
     @Test
     void demo1OnRabbitCreditsThreeTimesWithoutTheInboxAndOnceWithIt() {
         TestEnvironment.Run run = TestEnvironment.run(TestEnvironment.settings(schema), "demo", "1");

@@ -21,37 +21,39 @@ public final class KeyRules {
      * @throws InvalidKeyException naming the broken rule
      */
     public static String requireValid(String what, String value) {
-        if (value == null) {
-            throw new InvalidKeyException(what + " is missing (rule: 1.." + MAX_LENGTH + " visible ASCII characters)");
-        }
-        if (value.isEmpty()) {
-            throw new InvalidKeyException(what + " is empty (rule: at least 1 character)");
-        }
-        if (value.length() > MAX_LENGTH) {
-            throw new InvalidKeyException(what + " is " + value.length() + " characters long (rule: at most "
-                    + MAX_LENGTH + ")");
-        }
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c < 0x21 || c > 0x7E) {
-                throw new InvalidKeyException(what + " has a non-visible or non-ASCII character 0x"
-                        + Integer.toHexString(c) + " at index " + i + " (rule: visible ASCII 0x21..0x7E only)");
-            }
+        String broken = violation(what, value);
+        if (broken != null) {
+            throw new InvalidKeyException(broken);
         }
         return value;
     }
 
     /** True when {@link #requireValid} would accept the value. */
     public static boolean isValid(String value) {
-        if (value == null || value.isEmpty() || value.length() > MAX_LENGTH) {
-            return false;
+        return violation("key", value) == null;
+    }
+
+    /**
+     * The message {@link #requireValid} would throw, naming the broken rule; null when the value is valid. One
+     * scan of the value, for callers that must turn a bad key into a reason rather than an exception.
+     */
+    public static String violation(String what, String value) {
+        if (value == null) {
+            return what + " is missing (rule: 1.." + MAX_LENGTH + " visible ASCII characters)";
+        }
+        if (value.isEmpty()) {
+            return what + " is empty (rule: at least 1 character)";
+        }
+        if (value.length() > MAX_LENGTH) {
+            return what + " is " + value.length() + " characters long (rule: at most " + MAX_LENGTH + ")";
         }
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             if (c < 0x21 || c > 0x7E) {
-                return false;
+                return what + " has a non-visible or non-ASCII character 0x" + Integer.toHexString(c) + " at index " + i
+                        + " (rule: visible ASCII 0x21..0x7E only)";
             }
         }
-        return true;
+        return null;
     }
 }

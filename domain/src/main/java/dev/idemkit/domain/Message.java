@@ -36,6 +36,11 @@ public record Message(String rawId, byte[] body, Map<String, String> headers, St
         return body.clone();
     }
 
+    /** The body's length in bytes, without copying it as {@link #body()} does. */
+    public int size() {
+        return body.length;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof Message m && Objects.equals(rawId, m.rawId) && Arrays.equals(body, m.body)

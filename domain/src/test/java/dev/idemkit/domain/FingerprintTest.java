@@ -14,6 +14,8 @@ class FingerprintTest {
     void dedupIdOfContentIsTheHexSha256OfTheBytes() {
         assertThat(DedupId.ofContent("abc".getBytes(StandardCharsets.US_ASCII)).value()).isEqualTo(SHA256_OF_ABC);
         assertThat(Fingerprint.of("abc").hex()).isEqualTo(SHA256_OF_ABC);
+        assertThat(Fingerprint.of("").hex()).as("FIPS 180-2 empty message")
+                .isEqualTo("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     }
 
     @Test

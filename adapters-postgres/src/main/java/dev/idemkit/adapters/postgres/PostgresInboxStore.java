@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * transaction as the effect. One row inserted: the effect runs through the same {@link JpaUnitOfWork}
  * and both commit together. Zero rows: the primary key already holds the key (a concurrent insert of
  * the same key waits for the first transaction and then conflicts), so the stored fingerprint is read
- * in the same statement ({@link #INSERT_OR_READ_KEY}; by a second one when a concurrent transaction
+ * in the same statement ({@link #INSERT_OR_READ_KEY}; in a new transaction when a concurrent transaction
  * committed the row after this statement's snapshot) and {@code Inbox.decide} tells a duplicate from a
  * reused id. An effect that
  * throws rolls the key back too. Never a read before the write. Thread-safe.
@@ -46,7 +46,7 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
      * The key inserted if absent and, when it was not, the recorded fingerprint read in the same statement: one
      * round trip for a duplicate instead of two. A NULL row: inserted. A fingerprint: already there. No row: the
      * conflicting row is not visible to this statement's snapshot (committed by a concurrent transaction that the
-     * insert waited for) or was just purged; {@link #SELECT_FINGERPRINT}, a new statement, then decides.
+     * insert waited for) or was just purged; the delivery then runs again in a new transaction, which sees it.
      */
     static final String INSERT_OR_READ_KEY = """
             WITH inserted AS (
@@ -82,9 +82,9 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
                 if (state.inserted()) {
                     return Guarded.processed(Transactions.effect(effect, unit));
                 }
-                Optional<Fingerprint> recorded = state.recorded().isPresent() ? state.recorded() : fingerprint(c, key);
-                // empty: retention purged the key between our insert and our read; insert again
-                return recorded.isEmpty() ? null : Guarded.<R>of(Inbox.decide(recorded, fingerprint));
+                // empty: the row is not visible to this statement (a concurrent transaction committed it after our
+                // snapshot, or retention purged it): a new transaction decides
+                return state.recorded().isEmpty() ? null : Guarded.<R>of(Inbox.decide(state.recorded(), fingerprint));
             });
             if (result != null) {
                 log(key, result.outcome());

@@ -43,8 +43,8 @@ class ConcurrentDeliveriesIT {
 
     /**
      * The second delivery's insert waits for the first's uncommitted row; once that commits, the row is not
-     * visible to the second statement's snapshot, so the fingerprint is read by a second statement: the delivery
-     * is still decided on the first's fingerprint (duplicate, or a reused id), and its effect does not run.
+     * visible to the second statement's snapshot, so the delivery runs again in a new transaction: it is still
+     * decided on the first's fingerprint (duplicate, or a reused id), and its effect does not run.
      */
     @Test
     void aDeliveryThatWaitedForAConcurrentInsertOfItsKeyIsDecidedOnThatKey() throws Exception {

@@ -23,10 +23,14 @@ final class KeyLayout {
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
     private final String prefix;
     private final RedisSettings.HashTagScope scope;
+    private final String inboxPrefix;
+    private final String recordPrefix;
 
     KeyLayout(String prefix, RedisSettings.HashTagScope scope) {
         this.prefix = prefix;
         this.scope = scope;
+        this.inboxPrefix = prefix + ":inbox:";
+        this.recordPrefix = prefix + ":idem:";
     }
 
     String inbox(InboxKey key) {
@@ -49,7 +53,7 @@ final class KeyLayout {
 
     /** Whether {@code key} is one of the stores' own keys (inbox, Idempotency-Key records), which no effect may write. */
     boolean isStoreKey(String key) {
-        return key.startsWith(prefix + ":inbox:") || key.startsWith(prefix + ":idem:");
+        return key.startsWith(inboxPrefix) || key.startsWith(recordPrefix);
     }
 
     /** A SCAN pattern matching every record key (the prefix holds no glob characters). */

@@ -32,12 +32,13 @@ public final class RedisUnitOfWork implements UnitOfWork {
     private final List<Staged> staged = new ArrayList<>();
     private final Map<String, String> families = new HashMap<>();
     private boolean closed;
+    private List<Staged> frozen = List.of();
 
     RedisUnitOfWork(KeyLayout layout, String claimKey, boolean cluster) {
         this.layout = layout;
         this.tag = KeyLayout.hashTag(claimKey);
         this.cluster = cluster;
-        this.slot = KeyLayout.slot(claimKey);
+        this.slot = cluster ? KeyLayout.slot(claimKey) : -1; // only a cluster checks slots
     }
 
     /** The claim's hash tag, braces included: any key containing it (first) lands in the claim's slot. */
@@ -107,11 +108,15 @@ public final class RedisUnitOfWork implements UnitOfWork {
         return this;
     }
 
+    /** The staged writes; after {@link #close()} the same unmodifiable list every time. */
     List<Staged> staged() {
-        return List.copyOf(staged);
+        return closed ? frozen : List.copyOf(staged);
     }
 
     void close() {
-        closed = true;
+        if (!closed) {
+            frozen = List.copyOf(staged);
+            closed = true;
+        }
     }
 }

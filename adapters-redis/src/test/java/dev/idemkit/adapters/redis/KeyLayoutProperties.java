@@ -56,7 +56,11 @@ class KeyLayoutProperties {
         assertThat(KeyLayout.slot("foo")).as("CLUSTER KEYSLOT foo").isEqualTo(12182);
         assertThat(KeyLayout.slot("{user1000}.following")).isEqualTo(KeyLayout.slot("{user1000}.followers"))
                 .isEqualTo(KeyLayout.slot("user1000"));
-        assertThat(KeyLayout.slot("foo{}{bar}")).as("an empty tag hashes the whole key").isEqualTo(KeyLayout.slot("foo{}{bar}"))
+        // expected values as a Redis 7.0.15 in cluster mode answered CLUSTER KEYSLOT
+        assertThat(KeyLayout.slot("{user1000}.following")).isEqualTo(3443);
+        assertThat(KeyLayout.slot("foo{}{bar}")).as("an empty tag hashes the whole key").isEqualTo(8363)
                 .isNotEqualTo(KeyLayout.slot("bar"));
+        assertThat(KeyLayout.slot("foo{{bar}}zap")).as("the tag is what lies between the first { and the next }")
+                .isEqualTo(4015);
     }
 }

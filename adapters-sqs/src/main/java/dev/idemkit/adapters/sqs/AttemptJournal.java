@@ -18,8 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * per-attempt timestamps and errors are kept here and written onto the dead letter at dead-letter
  * time. An attempt this process has no record of (a crash, a restart, an expired visibility, another
  * consumer process) appears in the history with its number, the first-receive time and an error that
- * says it was not recorded. Entries are dropped when the message is settled, and expire after 13 h
- * (beyond SQS's 12 h visibility limit).
+ * says it was not recorded. Entries are dropped when the message is settled; entries of messages never
+ * settled here are swept once the journal holds more than 100,000 (those untouched for 13 h, beyond SQS's
+ * 12 h visibility limit), so the journal stays bounded without a timer.
  */
 final class AttemptJournal {
     static final String NOT_RECORDED = "not recorded: this attempt ended without a settle by this process"

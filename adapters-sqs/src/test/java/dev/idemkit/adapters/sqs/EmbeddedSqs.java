@@ -92,6 +92,19 @@ final class EmbeddedSqs implements AutoCloseable {
         return SqsClients.create(settings());
     }
 
+    /** Sleeps {@code d} (an interrupt ends it early and is kept). */
+    static void pause(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     static String uniqueName(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 12);
     }

@@ -1,5 +1,7 @@
 package dev.idemkit.adapters.sqs;
 
+import static dev.idemkit.adapters.sqs.EmbeddedSqs.bytes;
+import static dev.idemkit.adapters.sqs.EmbeddedSqs.pause;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -74,7 +76,8 @@ class SqsFifoDeduplicationIT {
     @Test
     void theSameJsonWithOtherKeyOrderAndSpacingIsTheSameMessage() {
         transport.publish(queue, OutgoingMessage.of("order-1001", bytes(ORDER)));
-        transport.publish(queue, OutgoingMessage.of("order-1001", bytes(
+        // another message id too: the dedup id is the content's alone, the id is not hashed into it
+        transport.publish(queue, OutgoingMessage.of("order-1001-resent", bytes(
                 "{ \"currency\": \"BRL\", \"amount\": \"129.90\",\n \"customer\": \"c-7\", \"order\": \"o-1001\" }")));
         await().atMost(Duration.ofSeconds(10)).until(() -> received.size() >= 1);
         quietFor(Duration.ofSeconds(2));
@@ -123,17 +126,5 @@ class SqsFifoDeduplicationIT {
         int before = received.size();
         pause(d);
         assertThat(received).as("nothing more arrived within " + d).hasSize(before);
-    }
-
-    private static void pause(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

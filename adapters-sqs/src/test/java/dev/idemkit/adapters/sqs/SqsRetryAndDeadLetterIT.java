@@ -1,5 +1,7 @@
 package dev.idemkit.adapters.sqs;
 
+import static dev.idemkit.adapters.sqs.EmbeddedSqs.bytes;
+import static dev.idemkit.adapters.sqs.EmbeddedSqs.pause;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -22,7 +24,6 @@ import dev.idemkit.ports.service.ConsumerRuntime;
 import dev.idemkit.ports.service.ConsumerSettings;
 import dev.idemkit.ports.service.MessageHandler;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -244,17 +245,5 @@ class SqsRetryAndDeadLetterIT {
         Map<String, String> out = new java.util.HashMap<>();
         m.messageAttributes().forEach((k, v) -> out.put(k, v.stringValue()));
         return out;
-    }
-
-    private static void pause(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

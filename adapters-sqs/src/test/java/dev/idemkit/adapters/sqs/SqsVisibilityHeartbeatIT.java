@@ -1,12 +1,13 @@
 package dev.idemkit.adapters.sqs;
 
+import static dev.idemkit.adapters.sqs.EmbeddedSqs.bytes;
+import static dev.idemkit.adapters.sqs.EmbeddedSqs.pause;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -78,17 +79,5 @@ class SqsVisibilityHeartbeatIT {
         } finally {
             transport.deleteQueues(queue);
         }
-    }
-
-    private static void pause(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

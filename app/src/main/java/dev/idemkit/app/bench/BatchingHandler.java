@@ -83,7 +83,7 @@ public final class BatchingHandler implements DeliveryHandler, AutoCloseable {
     @Override
     public void onDelivery(Delivery delivery) {
         Message m = delivery.message();
-        boolean eligible = m.rawId() != null && KeyRules.isValid(m.rawId()) && m.body().length <= settings.maxBodyBytes();
+        boolean eligible = m.rawId() != null && KeyRules.isValid(m.rawId()) && m.size() <= settings.maxBodyBytes();
         if (!eligible || !running) {
             handOver(delivery);
             return;

@@ -22,14 +22,19 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Metrics implements ConsumerEvents {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Map<String, AtomicLong> dlqDepths = new ConcurrentHashMap<>();
+    // meters built once per tag combination, not on every message or request
+    private final Map<ConsumerName, Map<Decision, Counter>> messages = new ConcurrentHashMap<>();
+    private final Map<ConsumerName, Timer> storeLatencies = new ConcurrentHashMap<>();
+    private final Map<String, Counter> httpOutcomes = new ConcurrentHashMap<>();
 
     @Override
     public void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency) {
-        Counter.builder("idemkit_messages").tag("consumer", consumer.value())
-                .tag("decision", decision.name().toLowerCase(Locale.ROOT)).register(registry).increment();
+        messages.computeIfAbsent(consumer, c -> new ConcurrentHashMap<>()).computeIfAbsent(decision,
+                d -> Counter.builder("idemkit_messages").tag("consumer", consumer.value())
+                        .tag("decision", d.name().toLowerCase(Locale.ROOT)).register(registry)).increment();
         if (!storeLatency.isZero()) {
-            Timer.builder("idemkit_store_latency").tag("consumer", consumer.value()).register(registry)
-                    .record(storeLatency);
+            storeLatencies.computeIfAbsent(consumer, c -> Timer.builder("idemkit_store_latency")
+                    .tag("consumer", c.value()).register(registry)).record(storeLatency);
         }
     }
 
@@ -42,7 +47,8 @@ public final class Metrics implements ConsumerEvents {
     }
 
     public void httpOutcome(String outcome) {
-        Counter.builder("idemkit_http_requests").tag("outcome", outcome).register(registry).increment();
+        httpOutcomes.computeIfAbsent(outcome, o -> Counter.builder("idemkit_http_requests").tag("outcome", o)
+                .register(registry)).increment();
     }
 
     public double count(String name, String tagKey, String tagValue) {

@@ -17,7 +17,6 @@ import dev.idemkit.domain.retry.FailureClassifier;
 import dev.idemkit.domain.retry.Jitter;
 import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.in.DeadLetters;
-import dev.idemkit.ports.in.IdempotentRequests;
 import dev.idemkit.ports.out.Alerts;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeadLetterQueue;
@@ -27,7 +26,6 @@ import dev.idemkit.ports.out.UnitOfWork;
 import dev.idemkit.ports.service.ConsumerRuntime;
 import dev.idemkit.ports.service.ConsumerSettings;
 import dev.idemkit.ports.service.DeadLetterService;
-import dev.idemkit.ports.service.IdempotentRequestService;
 import dev.idemkit.ports.service.MessageHandler;
 import dev.idemkit.ports.service.ProcessedKeys;
 import java.time.Duration;
@@ -121,8 +119,8 @@ public final class Assembly implements AutoCloseable {
     }
 
     public String guaranteeLine() {
-        return store.guarantee().description() + " (for the app's effects, which live in the store); for effects"
-                + " anywhere else: duplicates reduced, not excluded";
+        return "consumers: " + store.guarantee().description() + " (for the app's effects, which live in the store;"
+                + " for effects anywhere else: duplicates reduced, not excluded); payments API: " + store.paymentsGuarantee();
     }
 
     public AppSettings settings() {
@@ -155,10 +153,6 @@ public final class Assembly implements AutoCloseable {
 
     public EmbeddedEngines engines() {
         return engines;
-    }
-
-    public IdempotentRequests idempotentRequests() {
-        return new IdempotentRequestService(store.idempotencyRecords(), KeyPolicy.defaults(), clock);
     }
 
     /** The payments flow of {@code POST /payments} for the assembled store (24 h TTL, 10 s wait bound). */

@@ -82,6 +82,11 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     }
 
     @Override
+    public String paymentsGuarantee() {
+        return "the charge and the stored response commit in the claim's transaction: exactly once";
+    }
+
+    @Override
     public String describe() {
         return description;
     }

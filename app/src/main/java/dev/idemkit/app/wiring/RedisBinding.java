@@ -17,6 +17,7 @@ import dev.idemkit.ports.out.InboxStore;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.Map;
 
 /** The Redis store: the inbox, Idempotency-Key records, balances, reservations and payments all in Redis. */
@@ -27,8 +28,11 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     private final String description;
 
     RedisBinding(URI url, String keyPrefix, Duration inboxRetention) {
-        RedisSettings settings = RedisSettings.fromEnvironment(Map.of("IDEMKIT_REDIS_URL", url.toString()))
-                .withKeyPrefix(keyPrefix).withRetentionTtl(inboxRetention);
+        // the process environment for what the app has no setting of its own (IDEMKIT_REDIS_PASSWORD, _TOPOLOGY,
+        // _DATABASE, _LEASE_MS, _CLAIM_WAIT_MS); the app's resolved URL, prefix and retention win
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("IDEMKIT_REDIS_URL", url.toString());
+        RedisSettings settings = RedisSettings.fromEnvironment(env).withKeyPrefix(keyPrefix).withRetentionTtl(inboxRetention);
         this.redis = RedisStores.connect(settings);
         if (!redis.ping()) {
             redis.close();
@@ -68,6 +72,11 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     @Override
     public Guarantee guarantee() {
         return redis.inbox().guarantee();
+    }
+
+    @Override
+    public String paymentsGuarantee() {
+        return "claim, charge and stored response are separate steps: duplicates reduced, not excluded";
     }
 
     @Override

@@ -28,6 +28,9 @@ public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
     /** The guarantee for the app's own effects, which live in this store. */
     Guarantee guarantee();
 
+    /** What {@code POST /payments} guarantees on this store: whether the charge and its stored response commit together. */
+    String paymentsGuarantee();
+
     /** "PostgreSQL jdbc:postgresql://... schema public" — never a password. */
     String describe();
 

@@ -9,7 +9,7 @@ import java.util.List;
  * with the message through the broker (a crash while a retry waits loses nothing).
  *
  * <p>Format: one attempt per line, {@code number TAB ISO-8601-instant TAB error}, with backslash,
- * tab and newline in the error escaped as {@code \\}, {@code \t}, {@code \n}.
+ * tab, newline and carriage return in the error escaped as {@code \\}, {@code \t}, {@code \n}, {@code \r}.
  */
 public final class AttemptHistory {
     /** The header that carries the encoded history. */

@@ -91,14 +91,11 @@ public final class ConsumerRuntime<U extends UnitOfWork> implements DeliveryHand
         if (message.rawId() == null || message.rawId().isEmpty()) {
             return "message has no message id; it cannot be de-duplicated";
         }
-        if (!KeyRules.isValid(message.rawId())) {
-            try {
-                KeyRules.requireValid("message id", message.rawId());
-            } catch (IllegalArgumentException e) {
-                return e.getMessage();
-            }
+        String broken = KeyRules.violation("message id", message.rawId());
+        if (broken != null) {
+            return broken;
         }
-        int size = message.body().length;
+        int size = message.size();
         if (size > settings.maxBodyBytes()) {
             return "body of " + size + " bytes exceeds the limit of " + settings.maxBodyBytes() + " bytes";
         }

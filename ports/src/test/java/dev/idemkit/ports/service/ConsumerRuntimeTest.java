@@ -40,6 +40,8 @@ class ConsumerRuntimeTest {
     private final InMemoryInboxStore inbox = new InMemoryInboxStore();
     private final InMemoryCounter counter = new InMemoryCounter();
     private final List<Decision> decisions = new CopyOnWriteArrayList<>();
+    /** Consumer names the events reported, asserted on the test thread (a transport worker would swallow a failure). */
+    private final List<ConsumerName> reportedBy = new CopyOnWriteArrayList<>();
     private final AtomicInteger handled = new AtomicInteger();
     private final String queue = ContractGenerators.fresh("orders");
     /** Three attempts, 100 ms then 200 ms between them, no jitter. */
@@ -49,6 +51,9 @@ class ConsumerRuntimeTest {
     @AfterEach
     void closeTransport() {
         transport.close();
+        // allSatisfy, not containsOnly: a test may end before a worker has reported its last event
+        assertThat(reportedBy).as("every event names this test's consumer")
+                .allSatisfy(c -> assertThat(c).isEqualTo(ConsumerName.of(CONSUMER)));
     }
 
     @Test
@@ -220,7 +225,7 @@ class ConsumerRuntimeTest {
     private ConsumerRuntime<InMemoryUnitOfWork> runtime(ConsumerSettings s, MessageHandler<InMemoryUnitOfWork> handler) {
         return new ConsumerRuntime<>(s, inbox, handler, RandomSource.fixed(0.5), Clock.system(),
                 (consumer, decision, latency) -> {
-                    assertThat(consumer).isEqualTo(ConsumerName.of(CONSUMER));
+                    reportedBy.add(consumer);
                     decisions.add(decision);
                 });
     }
