@@ -1,9 +1,7 @@
 package dev.idemkit.adapters.redis;
 
 import dev.idemkit.domain.Outcome;
-import dev.idemkit.domain.inbox.Inbox;
 import dev.idemkit.domain.inbox.InboxDelivery;
-import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.ports.out.EffectFailedException;
 import dev.idemkit.ports.out.Guarded;
 import java.util.ArrayList;
@@ -44,7 +42,7 @@ public final class RedisBulkInbox {
         List<String> mine = new ArrayList<>(n);
         for (InboxDelivery d : deliveries) {
             keys.add(store.layout().inbox(d.key()));
-            mine.add("P:" + RedisInboxStore.token() + ":" + d.fingerprint().hex());
+            mine.add(InboxAnswers.claimValue(d.fingerprint()));
         }
         List<String> claimed = store.commands().claim(keys, mine);
         List<BulkResult<R>> results = new ArrayList<>(Collections.nCopies(n, null));
@@ -63,7 +61,7 @@ public final class RedisBulkInbox {
                 values.add(effect.run(d, work));
                 work.close();
                 toComplete.add(i);
-                completions.add(new InboxCommands.Completion(keys.get(i), mine.get(i), "C:" + d.fingerprint().hex(),
+                completions.add(new InboxCommands.Completion(keys.get(i), mine.get(i), InboxAnswers.completed(d.fingerprint()),
                         work.staged()));
             } catch (Throwable t) {
                 work.close();
@@ -74,10 +72,10 @@ public final class RedisBulkInbox {
         settle(deliveries, toComplete, completions, values, results, (i, j, r) -> {
             InboxDelivery d = deliveries.get(i);
             if ("LOST".equals(r)) {
-                return failed(d, store.lost(d.key()));
+                return failed(d, InboxAnswers.lost(d.key(), store.settings().leaseTtl()));
             }
-            RuntimeException failure = RedisInboxStore.completionFailure(d.key(), r, completions.get(j).staged(), true);
-            if (RedisInboxStore.releasable(r)) {
+            RuntimeException failure = InboxAnswers.completionFailure(d.key(), r, completions.get(j).staged(), true);
+            if (InboxAnswers.releasable(r)) {
                 store.release(d.key(), keys.get(i), mine.get(i), failure);
             }
             return failed(d, failure);
@@ -107,7 +105,7 @@ public final class RedisBulkInbox {
             try {
                 values.add(effect.run(d, work));
                 sent.add(i);
-                completions.add(new InboxCommands.Completion(key, "", "C:" + d.fingerprint().hex(), work.staged()));
+                completions.add(new InboxCommands.Completion(key, "", InboxAnswers.completed(d.fingerprint()), work.staged()));
             } catch (Throwable t) {
                 Optional<Outcome> decided = store.decidedAfterFailure(d.key(), d.fingerprint(), t);
                 results.set(i, decided.isPresent()
@@ -120,7 +118,7 @@ public final class RedisBulkInbox {
         settle(deliveries, sent, completions, values, results, (i, j, r) -> {
             InboxDelivery d = deliveries.get(i);
             return r.startsWith("V:") ? decided(d, r.substring(2))
-                    : failed(d, RedisInboxStore.completionFailure(d.key(), r, completions.get(j).staged(), false));
+                    : failed(d, InboxAnswers.completionFailure(d.key(), r, completions.get(j).staged(), false));
         });
         return results;
     }
@@ -144,18 +142,15 @@ public final class RedisBulkInbox {
 
     /** The result for a key found completed ({@code C:}: duplicate or reuse) or held ({@code P:}: retry). */
     private static <R> BulkResult<R> decided(InboxDelivery d, String existing) {
-        if (existing.startsWith("!")) {
-            return failed(d, RedisInboxStore.claimFailure(d.key(), existing));
+        Optional<Outcome> settled;
+        try {
+            settled = InboxAnswers.settled(d.key(), d.fingerprint(), existing);
+        } catch (RuntimeException failure) {
+            return failed(d, failure);
         }
-        if (existing.startsWith("X:")) {
-            return failed(d, RedisInboxStore.partiallyApplied(d.key()));
-        }
-        if (existing.startsWith("C:")) {
-            Outcome o = Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), d.fingerprint());
-            return new BulkResult<>(d, Optional.of(Guarded.of(o)), Optional.empty());
-        }
-        return failed(d, new ClaimHeldException("message " + d.key().messageId()
-                + " is being processed by another delivery; retry later"));
+        return settled.isPresent() ? new BulkResult<>(d, Optional.of(Guarded.of(settled.get())), Optional.empty())
+                : failed(d, new ClaimHeldException("message " + d.key().messageId()
+                        + " is being processed by another delivery; retry later"));
     }
 
     private static <R> BulkResult<R> failed(InboxDelivery d, RuntimeException failure) {

@@ -9,11 +9,9 @@ import dev.idemkit.ports.out.EffectFailedException;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
-import dev.idemkit.ports.out.StoreUnavailableException;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -54,7 +52,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         Objects.requireNonNull(fingerprint, "fingerprint");
         Objects.requireNonNull(effect, "effect");
         String redisKey = layout.inbox(key);
-        String mine = "P:" + token() + ":" + fingerprint.hex();
+        String mine = InboxAnswers.claimValue(fingerprint);
         Optional<Outcome> settled = claim(key, redisKey, mine, fingerprint);
         if (settled.isPresent()) {
             return Guarded.of(settled.get());
@@ -106,7 +104,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         } finally {
             work.close();
         }
-        InboxCommands.Completion completion = new InboxCommands.Completion(redisKey, "", "C:" + fingerprint.hex(),
+        InboxCommands.Completion completion = new InboxCommands.Completion(redisKey, "", InboxAnswers.completed(fingerprint),
                 work.staged());
         Optional<Outcome> outcome = decideWaiting(key, fingerprint, () -> {
             String result = commands.complete(completion);
@@ -116,7 +114,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
             if (result.startsWith("V:")) {
                 return result.substring(2);
             }
-            throw completionFailure(key, result, work.staged(), false);
+            throw InboxAnswers.completionFailure(key, result, work.staged(), false);
         });
         if (outcome.isPresent()) {
             return Guarded.of(outcome.get());
@@ -182,7 +180,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         return decideWaiting(key, fingerprint, () -> {
             String existing = commands.claim(redisKey, mine);
             if (existing.startsWith("!")) {
-                throw claimFailure(key, existing);
+                throw InboxAnswers.claimFailure(key, existing);
             }
             // our own value: a script that ran but whose answer was lost, and was sent again
             return existing.isEmpty() || existing.equals(mine) ? null : existing;
@@ -201,13 +199,10 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
             if (existing == null) {
                 return Optional.empty();
             }
-            if (existing.startsWith("X:")) {
-                throw partiallyApplied(key);
-            }
-            if (existing.startsWith("C:")) {
-                Outcome outcome = Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), fingerprint);
-                LOG.debug("inbox decision={} consumer={} message_id={}", outcome, key.consumer(), key.messageId());
-                return Optional.of(outcome);
+            Optional<Outcome> settled = InboxAnswers.settled(key, fingerprint, existing);
+            if (settled.isPresent()) {
+                LOG.debug("inbox decision={} consumer={} message_id={}", settled.get(), key.consumer(), key.messageId());
+                return settled;
             }
             if (System.nanoTime() + pause * 1_000_000 > deadline) {
                 LOG.debug("inbox decision=held consumer={} message_id={}", key.consumer(), key.messageId());
@@ -231,7 +226,8 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
 
     void complete(InboxKey key, String redisKey, String mine, Fingerprint fingerprint,
             List<RedisUnitOfWork.Staged> staged) {
-        String result = commands.complete(new InboxCommands.Completion(redisKey, mine, "C:" + fingerprint.hex(), staged));
+        String result = commands.complete(new InboxCommands.Completion(redisKey, mine, InboxAnswers.completed(fingerprint),
+                staged));
         if ("OK".equals(result)) {
             LOG.debug("inbox decision=processed consumer={} message_id={} staged_writes={}", key.consumer(),
                     key.messageId(), staged.size());
@@ -240,88 +236,13 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         if ("LOST".equals(result)) {
             LOG.warn("inbox decision=claim-lost consumer={} message_id={} lease={}", key.consumer(), key.messageId(),
                     settings.leaseTtl());
-            throw lost(key);
+            throw InboxAnswers.lost(key, settings.leaseTtl());
         }
-        RuntimeException failure = completionFailure(key, result, staged, true);
-        if (releasable(result)) {
+        RuntimeException failure = InboxAnswers.completionFailure(key, result, staged, true);
+        if (InboxAnswers.releasable(result)) {
             release(key, redisKey, mine, failure);
         }
         throw failure;
-    }
-
-    /** Whether our claim may be released after this completion answer: not when writes were applied or the key is not ours. */
-    static boolean releasable(String result) {
-        return !result.startsWith("PARTIAL ") && !result.startsWith("BADKEY ");
-    }
-
-    /**
-     * The exception for a completion answer other than OK, LOST and V:. REFUSED (Redis refused the unit's first
-     * write: out of memory, a read-only replica after a failover) is retryable; the rest are not. PARTIAL (a write
-     * failed on the server after the check passed, e.g. an ACL denying it) is logged at ERROR: the unit's earlier
-     * writes are applied, and the key holds {@code X:} (no TTL) so that no redelivery applies them again.
-     */
-    static RuntimeException completionFailure(InboxKey key, String result, List<RedisUnitOfWork.Staged> staged,
-            boolean claimed) {
-        String[] parts = result.split(" ", 2);
-        String detail = parts.length > 1 ? parts[1] : "";
-        String released = claimed ? " and the claim was released" : "";
-        switch (parts[0]) {
-            case "REFUSED":
-                return new StoreUnavailableException("Redis refused the first write of message " + key.messageId()
-                        + " (" + detail + "); nothing was written" + released + "; retry", null);
-            case "BADKEY":
-                return new IllegalStateException("the inbox key of message " + key.messageId() + " of consumer "
-                        + key.consumer() + " holds a value of another type (" + detail + "); nothing was written");
-            case "PARTIAL":
-                LOG.error("inbox decision=partially-applied consumer={} message_id={}: {}", key.consumer(),
-                        key.messageId(), result);
-                return new IllegalStateException(describe(result, staged, ""));
-            default:
-                return new IllegalStateException(describe(result, staged, "nothing was written" + released));
-        }
-    }
-
-    /** The failure for a key marked {@code X:} by a partially applied unit: never run again, never a duplicate. */
-    static IllegalStateException partiallyApplied(InboxKey key) {
-        return new IllegalStateException("message " + key.messageId() + " of consumer " + key.consumer()
-                + " was partially applied by an earlier delivery (a staged write failed on the server; see the ERROR"
-                + " log); it is not run again: repair the data, then delete its inbox key");
-    }
-
-    /** The failure for a claim answer {@code !<error>}: the inbox key could not be read or written. */
-    static RuntimeException claimFailure(InboxKey key, String answer) {
-        String error = answer.substring(1);
-        return error.startsWith("WRONGTYPE")
-                ? new IllegalStateException("the inbox key of message " + key.messageId() + " of consumer "
-                        + key.consumer() + " holds a value of another type: " + error)
-                : new StoreUnavailableException("Redis refused to claim message " + key.messageId() + ": " + error, null);
-    }
-
-    ClaimLostException lost(InboxKey key) {
-        return new ClaimLostException("the claim on message " + key.messageId() + " of consumer " + key.consumer()
-                + " expired before the effect completed (lease " + settings.leaseTtl() + "); nothing was written; retry");
-    }
-
-    /** The message for a completion result that names a staged write that cannot (or did not) apply. */
-    static String describe(String result, List<RedisUnitOfWork.Staged> staged, String consequence) {
-        String[] parts = String.valueOf(result).split(" ", 3);
-        if (parts[0].equals("PARTIAL") && parts.length >= 2 && parts[1].equals(Integer.toString(staged.size() + 1))) {
-            return "the completion of the key failed on the server (" + (parts.length > 2 ? parts[2] : "")
-                    + ") after the unit's writes were applied";
-        }
-        if (parts.length >= 2 && parts[1].matches("\\d{1,9}") && Integer.parseInt(parts[1]) >= 1
-                && Integer.parseInt(parts[1]) <= staged.size()) {
-            RedisUnitOfWork.Staged s = staged.get(Integer.parseInt(parts[1]) - 1);
-            if (parts[0].equals("PARTIAL")) {
-                return "staged " + s.op() + " on " + s.key() + " failed on the server (" + (parts.length > 2 ? parts[2] : "")
-                        + ") after the unit's earlier writes were applied; the key is marked partially applied so that"
-                        + " no redelivery applies them again";
-            }
-            if (List.of("WRONGTYPE", "NOTINT", "OVERFLOW", "BADOP").contains(parts[0])) {
-                return "staged " + s.op() + " on " + s.key() + " cannot apply (" + parts[0] + "); " + consequence;
-            }
-        }
-        return "unexpected completion result " + result;
     }
 
     void release(InboxKey key, String redisKey, String mine, Throwable cause) {
@@ -370,8 +291,4 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         return settings;
     }
 
-    static String token() {
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        return Long.toHexString(r.nextLong() | Long.MIN_VALUE) + Long.toHexString(r.nextLong() | Long.MIN_VALUE);
-    }
 }

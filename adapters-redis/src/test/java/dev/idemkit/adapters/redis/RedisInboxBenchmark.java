@@ -54,7 +54,7 @@ public final class RedisInboxBenchmark {
                 String claimer = consumer + "-claims";
                 double claims = measure(callers, i -> {
                     InboxKey key = InboxKey.of(claimer, "m-" + i);
-                    store.claim(key, store.layout().inbox(key), "P:" + RedisInboxStore.token() + ":" + BODY.hex(), BODY);
+                    store.claim(key, store.layout().inbox(key), InboxAnswers.claimValue(BODY), BODY);
                 });
                 // the claims hold their keys for the lease: delete them now, or Redis spends the next measurements
                 // expiring hundreds of thousands of keys (seen: batched numbers down 3x)

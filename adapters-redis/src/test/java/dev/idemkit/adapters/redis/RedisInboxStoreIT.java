@@ -55,7 +55,7 @@ class RedisInboxStoreIT {
 
     /** Claims like a delivery whose process then dies: the claim stays until its lease ends. */
     private static String claimAndCrash(RedisInboxStore store, InboxKey key) {
-        String mine = "P:" + RedisInboxStore.token() + ":" + BODY.hex();
+        String mine = InboxAnswers.claimValue(BODY);
         assertThat(store.claim(key, store.layout().inbox(key), mine, BODY)).isEmpty();
         return mine;
     }

@@ -93,7 +93,7 @@ class RedisStagedInboxIT {
         InboxKey key = InboxKey.of("consumer-" + UUID.randomUUID(), "m-1");
         String name = "c-" + UUID.randomUUID();
         String redisKey = store.layout().inbox(key);
-        String holder = "P:" + RedisInboxStore.token() + ":" + BODY.hex();
+        String holder = InboxAnswers.claimValue(BODY);
         assertThat(store.claim(key, redisKey, holder, BODY)).isEmpty();
         assertThatThrownBy(() -> addOneStaged(store(Duration.ZERO), key, BODY, name))
                 .isInstanceOf(ClaimHeldException.class);
@@ -203,7 +203,7 @@ class RedisStagedInboxIT {
         redis.client.getBucket(text, org.redisson.client.codec.StringCodec.INSTANCE).set("not a number");
         store.runOnce(InboxKey.of(consumer, "done"), BODY, work -> null);
         InboxKey held = InboxKey.of(consumer, "held");
-        assertThat(store.claim(held, store.layout().inbox(held), "P:" + RedisInboxStore.token() + ":" + BODY.hex(),
+        assertThat(store.claim(held, store.layout().inbox(held), InboxAnswers.claimValue(BODY),
                 BODY)).isEmpty();
         List<InboxDelivery> batch = List.of(
                 new InboxDelivery(InboxKey.of(consumer, "new"), BODY),

@@ -163,7 +163,7 @@ class RedisStagedWriteChecksIT {
         assertThat(get(before + "-m")).as("the failed unit's earlier write").isEqualTo("1");
         assertThat(get(store.layout().inbox(middle))).as("the failed unit's key, marked").isEqualTo("X:" + BODY.hex());
         assertThat(redis.pttl(store.layout().inbox(middle))).as("the mark has no TTL").isEqualTo(-1L);
-        assertThat(RedisInboxStore.describe(answers.get(1), call.get(1).staged(), "unused"))
+        assertThat(InboxAnswers.describe(answers.get(1), call.get(1).staged(), "unused"))
                 .contains("SET on " + badTtl).contains("failed on the server")
                 .contains("after the unit's earlier writes were applied");
         Effect<RedisUnitOfWork, Void> again = work -> {
