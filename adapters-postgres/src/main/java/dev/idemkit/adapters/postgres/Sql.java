@@ -4,14 +4,20 @@ import dev.idemkit.ports.out.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import javax.sql.DataSource;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 
 /** Small JDBC helpers: short transactions on the pool, time binding, exception translation. */
 final class Sql {
+    /** SQLState of a statement sent into an aborted transaction. */
+    private static final String IN_FAILED_TRANSACTION = "25P02";
+
     private Sql() {}
 
     /** A step on a connection. */
@@ -26,6 +32,9 @@ final class Sql {
             c.setAutoCommit(false);
             try {
                 R r = step.run(c);
+                if (aborted(c)) {
+                    throw abortedTransaction(what);
+                }
                 c.commit();
                 return r;
             } catch (SQLException | RuntimeException e) {
@@ -35,6 +44,32 @@ final class Sql {
         } catch (SQLException e) {
             throw unavailable(what, e);
         }
+    }
+
+    /**
+     * Whether PostgreSQL has aborted the connection's current transaction (a statement in it failed): its
+     * commit would be a rollback that pgjdbc reports as success. Read from the driver's own transaction state
+     * (no round trip); through a wrapper that hides the driver, by asking the server.
+     */
+    static boolean aborted(Connection c) throws SQLException {
+        if (c.isWrapperFor(BaseConnection.class)) {
+            return c.unwrap(BaseConnection.class).getTransactionState() == TransactionState.FAILED;
+        }
+        try (Statement s = c.createStatement()) {
+            s.execute("SELECT 1");
+            return false;
+        } catch (SQLException e) {
+            if (IN_FAILED_TRANSACTION.equals(e.getSQLState())) {
+                return true;
+            }
+            throw e;
+        }
+    }
+
+    static StoreUnavailableException abortedTransaction(String what) {
+        return new StoreUnavailableException("PostgreSQL aborted the transaction of " + what + ": a statement in it"
+                + " failed (an effect that catches an SQLException cannot go on in the same transaction); nothing was"
+                + " committed, key included", null);
     }
 
     static StoreUnavailableException unavailable(String what, Throwable cause) {

@@ -13,6 +13,11 @@ import java.sql.SQLException;
  * The transaction template every store uses: one entity manager, one transaction, commit at the end.
  * It keeps two kinds of failure apart: the effect's own exceptions come back as they are, while the
  * store's SQL and the commit become {@link StoreUnavailableException}. Either way nothing is kept.
+ *
+ * <p>A transaction that PostgreSQL aborted (any statement failed, even one whose exception the effect
+ * caught and swallowed) is never committed: pgjdbc's {@code commit()} would roll it back and return
+ * normally, and the caller would hear "processed" for work that is gone. It is rolled back and reported
+ * as a {@link StoreUnavailableException}, so a delivery is retried and a request answered with a 5xx.
  */
 final class Transactions {
     private Transactions() {}
@@ -43,10 +48,15 @@ final class Transactions {
             throw Sql.unavailable(what, e);
         }
         try {
-            R result = body.run(new JpaUnitOfWork(em));
+            JpaUnitOfWork unit = new JpaUnitOfWork(em);
+            R result = body.run(unit);
             if (tx.getRollbackOnly()) {
                 tx.rollback();
                 return result;
+            }
+            em.flush();
+            if (Sql.aborted(unit.rawConnection())) {
+                throw Sql.abortedTransaction(what);
             }
             try {
                 tx.commit();
