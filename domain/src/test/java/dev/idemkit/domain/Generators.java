@@ -364,28 +364,30 @@ public final class Generators {
                 .mix(Generate.pick(List.of(0.0, Math.nextDown(1.0), 0.5)), 10);
     }
 
-    /** A failure chain (outermost first) whose root or some wrapper is non-retryable. */
+    /** A non-retryable failure: a NonRetryableException however deeply wrapped, or a bare validation failure. */
     public static Gen<Throwable> nonRetryableFailures() {
-        Gen<Throwable> culprit = Generate.pick(List.of(0, 1, 2)).map(i -> switch (i) {
-            case 0 -> new NonRetryableException("malformed payload");
-            case 1 -> new IllegalArgumentException("amount must be positive");
-            default -> new InvalidKeyException("message id is empty (rule: at least 1 character)");
-        });
-        return culprit.zip(lists().of(integers().between(0, 2)).ofSizeBetween(0, 4), (cause, wrappers) -> {
-            Throwable t = cause;
+        Gen<Throwable> verdict = lists().of(integers().between(0, 2)).ofSizeBetween(0, 4).map(wrappers -> {
+            Throwable t = new NonRetryableException("malformed payload");
             for (int w : wrappers) {
                 t = wrap(w, t);
             }
             return t;
         });
+        Gen<Throwable> validation = Generate.pick(List.of(0, 1)).map(i -> i == 0
+                ? new IllegalArgumentException("amount must be positive")
+                : new InvalidKeyException("message id is empty (rule: at least 1 character)"));
+        // an explicit verdict counts however deeply wrapped; a validation failure only as the failure itself
+        return Generate.frequency(Pair.of(3, verdict), Pair.of(1, validation));
     }
 
-    /** A failure chain with no non-retryable exception anywhere in it. */
+    /** A failure chain with no NonRetryableException in it and no IllegalArgumentException at its top. */
     public static Gen<Throwable> retryableFailures() {
-        Gen<Throwable> root = Generate.pick(List.of(0, 1, 2, 3)).map(i -> switch (i) {
+        Gen<Throwable> root = Generate.pick(List.of(0, 1, 2, 3, 4)).map(i -> switch (i) {
             case 0 -> new TimeoutException("broker did not answer");
             case 1 -> new IOException("connection reset");
             case 2 -> new IllegalStateException("deadlock detected");
+            // an infrastructure failure whose detail is a refused argument: the outer exception decides
+            case 3 -> new IllegalStateException("store failed", new IllegalArgumentException("invalid property"));
             default -> new RuntimeException((String) null);
         });
         return root.zip(lists().of(integers().between(0, 2)).ofSizeBetween(0, 4), (cause, wrappers) -> {

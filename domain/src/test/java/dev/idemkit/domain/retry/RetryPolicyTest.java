@@ -27,19 +27,29 @@ class RetryPolicyTest {
 
     @Test
     void aValidationFailureIsDeadLetteredAtOnceWithItsMessage() {
-        RetryDecision d = RetryPolicy.defaults().decide(1, new RuntimeException("wrapped",
-                new IllegalArgumentException("amount must be positive")), HALF);
-        assertThat(d).isEqualTo(new RetryDecision.DeadLetter("non-retryable: RuntimeException: wrapped"));
+        RetryDecision d = RetryPolicy.defaults().decide(1, new IllegalArgumentException("amount must be positive"),
+                HALF);
+        assertThat(d).isEqualTo(new RetryDecision.DeadLetter(
+                "non-retryable: IllegalArgumentException: amount must be positive"));
     }
 
     @Test
-    void theDefaultClassifierLooksThroughTheWholeCauseChain() {
+    void anInfrastructureFailureCausedByAnIllegalArgumentIsRetried() {
+        // e.g. a store failure whose driver refused an argument on the way down
+        RetryDecision d = RetryPolicy.defaults().decide(1, new IllegalStateException("PostgreSQL failed during inbox insert",
+                new IllegalArgumentException("invalid connection property")), HALF);
+        assertThat(d).isInstanceOf(RetryDecision.RetryAfter.class);
+    }
+
+    @Test
+    void theDefaultClassifierLooksThroughTheWholeCauseChainForAnExplicitVerdictOnly() {
         FailureClassifier c = FailureClassifier.defaults();
         assertThat(c.classify(new IOException("reset"))).isEqualTo(FailureClass.RETRYABLE);
         assertThat(c.classify(new IllegalStateException(new RuntimeException(new NonRetryableException("bad")))))
                 .isEqualTo(FailureClass.NON_RETRYABLE);
+        assertThat(c.classify(new InvalidKeyException("message id is empty"))).isEqualTo(FailureClass.NON_RETRYABLE);
         assertThat(c.classify(new RuntimeException(new InvalidKeyException("message id is empty"))))
-                .isEqualTo(FailureClass.NON_RETRYABLE);
+                .isEqualTo(FailureClass.RETRYABLE);
     }
 
     @Test
