@@ -27,7 +27,7 @@ final class SqsDeadLetters {
         Map<String, MessageAttributeValue> a = m.messageAttributes();
         String origin = SqsWire.string(a, SqsWire.ORIGIN_QUEUE);
         dev.idemkit.domain.Message original = new dev.idemkit.domain.Message(SqsWire.string(a, SqsWire.MESSAGE_ID),
-                SqsWire.decodeBody(m.body(), a), SqsWire.headers(a), origin == null ? queue : origin);
+                SqsWire.receive(m.body(), a).bytes(), SqsWire.headers(a), origin == null ? queue : origin);
         String reason = SqsWire.string(a, SqsWire.REASON);
         return new DeadLetterEntry(m.messageId(), new DeadLetter(original,
                 reason == null || reason.isBlank() ? NATIVE_REASON : reason, attempts(a), deadLetteredAt(m)));

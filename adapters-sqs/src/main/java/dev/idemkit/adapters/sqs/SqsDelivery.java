@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -38,6 +39,7 @@ final class SqsDelivery implements Delivery {
     private final Message message;
     private final int attempt;
     private final List<AttemptRecord> history;
+    private final Optional<String> undecodable;
     private final AtomicBoolean settled = new AtomicBoolean();
     private final Object lock = new Object();
     private volatile ScheduledFuture<?> heartbeat;
@@ -47,9 +49,10 @@ final class SqsDelivery implements Delivery {
         this.queue = queue;
         this.queueUrl = queueUrl;
         this.raw = raw;
-        this.message = new Message(SqsWire.string(raw.messageAttributes(), SqsWire.MESSAGE_ID),
-                SqsWire.decodeBody(raw.body(), raw.messageAttributes()), SqsWire.headers(raw.messageAttributes()),
-                queue);
+        SqsWire.Received body = SqsWire.receive(raw.body(), raw.messageAttributes());
+        this.undecodable = body.problem();
+        this.message = new Message(SqsWire.string(raw.messageAttributes(), SqsWire.MESSAGE_ID), body.bytes(),
+                SqsWire.headers(raw.messageAttributes()), queue);
         this.attempt = Math.max(1, intAttribute(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, 1));
         long first = longAttribute(MessageSystemAttributeName.APPROXIMATE_FIRST_RECEIVE_TIMESTAMP,
                 System.currentTimeMillis());
@@ -95,6 +98,14 @@ final class SqsDelivery implements Delivery {
     @Override
     public boolean redelivered() {
         return attempt > 1;
+    }
+
+    /**
+     * Why the message cannot be handed to a handler (its body is not what its encoding attribute says), or
+     * empty. Such a delivery's {@link #message()} holds the body as it arrived.
+     */
+    Optional<String> undecodable() {
+        return undecodable;
     }
 
     boolean isSettled() {
@@ -186,12 +197,15 @@ final class SqsDelivery implements Delivery {
     }
 
     private int intAttribute(MessageSystemAttributeName name, int fallback) {
-        String v = raw.attributes().get(name);
-        return v == null ? fallback : Integer.parseInt(v);
+        return (int) Math.min(Integer.MAX_VALUE, longAttribute(name, fallback));
     }
 
     private long longAttribute(MessageSystemAttributeName name, long fallback) {
         String v = raw.attributes().get(name);
-        return v == null ? fallback : Long.parseLong(v);
+        try {
+            return v == null ? fallback : Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
     }
 }

@@ -1,8 +1,10 @@
 package dev.idemkit.adapters.sqs;
 
+import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.Subscription;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -90,11 +92,20 @@ final class SqsSubscription implements Subscription {
                 if (!running) {
                     return;
                 }
-                throw e;
+                LOG.error("receive failed unexpectedly queue={} error=\"{}\"; retrying in 1 s", queue, e.toString());
+                pause();
+                continue;
             }
             slots.release(taken - received.size());
             for (Message m : received) {
-                dispatch(m);
+                try {
+                    dispatch(m);
+                } catch (RuntimeException e) {
+                    // nothing one message holds may stop the poller: this one comes back after its visibility
+                    // timeout, and the queue's native redrive policy (if set) is the safety net
+                    slots.release();
+                    LOG.error("dispatch failed queue={} sqs_id={} error=\"{}\"", queue, m.messageId(), e.toString());
+                }
             }
         }
     }
@@ -121,7 +132,13 @@ final class SqsSubscription implements Subscription {
         delivery.startHeartbeat();
         handlers.execute(() -> {
             try {
-                handler.onDelivery(delivery);
+                Optional<String> undecodable = delivery.undecodable();
+                if (undecodable.isPresent()) {
+                    delivery.deadLetter("non-retryable: undecodable message: " + undecodable.get(),
+                            new AttemptRecord(delivery.attempt(), ctx.clock.now(), undecodable.get()));
+                } else {
+                    handler.onDelivery(delivery);
+                }
             } catch (RuntimeException | Error e) {
                 LOG.error("handler failed without settling queue={} sqs_id={} error=\"{}\"; releasing it", queue,
                         m.messageId(), e.toString());

@@ -11,6 +11,7 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
@@ -65,12 +66,37 @@ final class SqsWire {
         return new Body(Base64.getEncoder().encodeToString(body), true);
     }
 
-    static byte[] decodeBody(String text, Map<String, MessageAttributeValue> attributes) {
+    /**
+     * A received body: the bytes the producer sent, or, when the body is not what its encoding attribute says,
+     * the text as it arrived (UTF-8) with the reason. Never throws: the attributes are the producer's data.
+     */
+    record Received(byte[] bytes, Optional<String> problem) {}
+
+    static Received receive(String text, Map<String, MessageAttributeValue> attributes) {
+        byte[] asArrived = text.getBytes(StandardCharsets.UTF_8);
         MessageAttributeValue enc = attributes.get(BODY_ENCODING);
-        if (enc != null && "base64".equals(enc.stringValue())) {
-            return Base64.getDecoder().decode(text);
+        if (enc == null) {
+            return new Received(asArrived, Optional.empty());
         }
-        return text.getBytes(StandardCharsets.UTF_8);
+        if (!"base64".equals(enc.stringValue())) {
+            return new Received(asArrived, Optional.of(BODY_ENCODING + "=" + printable(enc.stringValue())
+                    + " is not an encoding idemkit writes (only base64)"));
+        }
+        try {
+            return new Received(Base64.getDecoder().decode(text), Optional.empty());
+        } catch (IllegalArgumentException e) {
+            return new Received(asArrived, Optional.of(BODY_ENCODING + "=base64 but the body is not Base64 ("
+                    + e.getMessage() + ")"));
+        }
+    }
+
+    /** Attribute values from the wire may hold anything: at most 80 visible ASCII characters in a reason or log. */
+    static String printable(String raw) {
+        if (raw == null) {
+            return "-";
+        }
+        String cut = raw.length() > 80 ? raw.substring(0, 80) + "..." : raw;
+        return cut.replaceAll("[^\\x21-\\x7E]", "?");
     }
 
     /** SQS message text: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF. */

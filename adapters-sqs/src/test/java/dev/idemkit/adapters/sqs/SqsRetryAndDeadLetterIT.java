@@ -156,6 +156,28 @@ class SqsRetryAndDeadLetterIT {
     }
 
     @Test
+    void aBodyThatIsNotTheBase64ItClaimsIsDeadLetteredAndTheMessagesAroundItAreProcessed() {
+        String queue = queue();
+        List<String> processed = new CopyOnWriteArrayList<>();
+        consume(queue, ConsumerSettings.defaults("c"), (message, work) -> processed.add(message.rawId()));
+        transport.publish(queue, OutgoingMessage.of("good-0", bytes("{}")));
+        raw.sendMessage(r -> r.queueUrl(queueUrl(queue)).messageBody("not base64 at all!").messageAttributes(Map.of(
+                SqsWire.MESSAGE_ID, SqsWire.text("bad-1"), SqsWire.BODY_ENCODING, SqsWire.text("base64"))));
+        for (int i = 1; i <= 5; i++) {
+            transport.publish(queue, OutgoingMessage.of("good-" + i, bytes("{}")));
+        }
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> processed.size() == 6);
+        assertThat(processed).containsExactlyInAnyOrder("good-0", "good-1", "good-2", "good-3", "good-4", "good-5");
+        DeadLetterEntry entry = awaitOneDeadLetter(queue);
+        assertThat(entry.deadLetter().original().rawId()).isEqualTo("bad-1");
+        assertThat(entry.deadLetter().reason()).startsWith("non-retryable: undecodable message")
+                .contains("x-idemkit-body-encoding=base64");
+        assertThat(entry.deadLetter().original().body()).as("the body as it arrived").isEqualTo(bytes("not base64 at all!"));
+        assertThat(visibleAndInFlight(queueUrl(queue))).as("nothing left behind").isZero();
+    }
+
+    @Test
     void theNativeRedrivePolicyMovesAMessageThatNoHandlerSettles() {
         String queue = queue();
         try (SqsMessageTransport guarded = new SqsMessageTransport(sqs.settings().withRedriveMaxReceiveCount(2))) {

@@ -23,7 +23,8 @@ class SqsWireProperties {
             SqsWire.Body encoded = SqsWire.encodeBody(body);
             Map<String, software.amazon.awssdk.services.sqs.model.MessageAttributeValue> attributes =
                     SqsWire.encode("id-1", Map.of(), encoded.base64(), Map.of());
-            assertThat(SqsWire.decodeBody(encoded.text(), attributes)).isEqualTo(body);
+            assertThat(SqsWire.receive(encoded.text(), attributes).bytes()).isEqualTo(body);
+            assertThat(SqsWire.receive(encoded.text(), attributes).problem()).isEmpty();
         });
     }
 
