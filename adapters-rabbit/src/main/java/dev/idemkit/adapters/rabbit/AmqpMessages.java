@@ -2,11 +2,13 @@ package dev.idemkit.adapters.rabbit;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.LongString;
+import dev.idemkit.adapters.rabbit.RabbitDeadLetter.BrokerDeath;
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.OutgoingMessage;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
@@ -28,11 +30,13 @@ final class AmqpMessages {
     static final String REDRIVE_REASON = "x-idemkit-redrive-reason";
     static final String REDRIVE_APPROVED_AT = "x-idemkit-redrive-approved-at";
     static final String X_DEATH = "x-death";
+    /** x-death entries moved out of x-death by a republished copy (see {@link #copyHeaders}), newest first. */
+    static final String EARLIER_DEATHS = "x-idemkit-earlier-deaths";
     static final int MAX_REASON_LENGTH = 1000;
 
     /** Transport bookkeeping, not the producer's headers: hidden from {@link Message#headers()}. */
     private static final Set<String> INTERNAL = Set.of(AttemptHistory.HEADER, REASON, ORIGIN_QUEUE, DEAD_LETTERED_AT,
-            DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG, X_DEATH);
+            DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG, X_DEATH, EARLIER_DEATHS);
 
     private static final Logger LOG = LoggerFactory.getLogger(AmqpMessages.class);
 
@@ -82,6 +86,75 @@ final class AmqpMessages {
             return date.toInstant().toString();
         }
         return null;
+    }
+
+    /**
+     * The attempts that travelled with a message delivered from {@code queue}: idemkit's history header, but only
+     * on a message that came back from one of {@code queue}'s retry buckets (the newest {@code x-death} entry, the
+     * broker's own, names the bucket). On anything else the header is the producer's data, and a producer cannot
+     * skip its message's retries by writing one: the attempt count starts at 1.
+     */
+    static List<AttemptRecord> trustedHistory(Map<String, Object> headers, String queue) {
+        List<BrokerDeath> deaths = deaths(headers == null ? null : headers.get(X_DEATH));
+        boolean fromOurBucket = !deaths.isEmpty() && RabbitTopology.isRetryQueueOf(deaths.get(0).queue(), queue);
+        return fromOurBucket ? history(headers) : List.of();
+    }
+
+    /**
+     * The headers of a copy that idemkit publishes (a retry, a dead letter, a redrive). RabbitMQ silently drops a
+     * message that it dead-letters into a queue already named in its {@code x-death} when no rejection happened
+     * in between (cycle detection): a retry copy is dead-lettered back into Q by its bucket, a dead-letter copy into
+     * Q.dlq by the hold queue. So the {@code x-death} entries of Q and Q.dlq move to {@value #EARLIER_DEATHS}
+     * (newest first, after those moved before), where they stay inspectable; the entries of the retry buckets and
+     * the hold queue stay in {@code x-death}.
+     */
+    static Map<String, Object> copyHeaders(AMQP.BasicProperties props, String queue) {
+        Map<String, Object> headers = mutableHeaders(props);
+        if (!(headers.get(X_DEATH) instanceof List<?> deaths)) {
+            return headers;
+        }
+        Set<String> cycling = Set.of(queue, RabbitTopology.deadLetterQueue(queue));
+        List<Object> kept = new ArrayList<>();
+        List<Object> moved = new ArrayList<>();
+        for (Object d : deaths) {
+            boolean cycles = d instanceof Map<?, ?> m && cycling.contains(String.valueOf(m.get("queue")));
+            (cycles ? moved : kept).add(d);
+        }
+        if (moved.isEmpty()) {
+            return headers;
+        }
+        if (headers.get(EARLIER_DEATHS) instanceof List<?> before) {
+            moved.addAll(before);
+        }
+        headers.put(EARLIER_DEATHS, moved);
+        if (kept.isEmpty()) {
+            headers.remove(X_DEATH);
+        } else {
+            headers.put(X_DEATH, kept);
+        }
+        return headers;
+    }
+
+    /** An {@code x-death} (or {@value #EARLIER_DEATHS}) list, newest first; anything else in it is skipped. */
+    static List<BrokerDeath> deaths(Object xDeath) {
+        List<BrokerDeath> out = new ArrayList<>();
+        if (!(xDeath instanceof List<?> list)) {
+            return out;
+        }
+        for (Object item : list) {
+            if (item instanceof Map<?, ?> m) {
+                Object count = m.get("count");
+                Object time = m.get("time");
+                List<String> keys = new ArrayList<>();
+                if (m.get("routing-keys") instanceof List<?> rk) {
+                    rk.forEach(k -> keys.add(String.valueOf(k)));
+                }
+                out.add(new BrokerDeath(String.valueOf(m.get("queue")), String.valueOf(m.get("reason")),
+                        count instanceof Number n ? n.longValue() : 0,
+                        time instanceof Date d ? d.toInstant() : null, String.valueOf(m.get("exchange")), keys));
+            }
+        }
+        return out;
     }
 
     /** The attempts that travelled with the message; a history that is not ours is logged and ignored. */

@@ -10,68 +10,53 @@ import dev.idemkit.ports.out.DeadLetterEntry;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
-import java.util.Date;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Reads a message of {@code Q.dlq} back into a dead letter. A message dead-lettered by idemkit carries
- * its reason, origin queue, attempt history and id in headers; one the broker dead-lettered otherwise
- * (the reject fallback, an operator's reject, a length limit) is described from {@code x-death}.
+ * Reads a message of {@code Q.dlq} back into a dead letter.
+ *
+ * <p>Whatever a producer wrote is data, not an instruction. idemkit's own dead letters pass through the
+ * hold queue, so the broker's newest {@code x-death} entry names {@code Q.dlq.hold}: only then are the
+ * idemkit headers (reason, attempts, id, time) taken as written. A message the broker dead-lettered by
+ * itself (expired or too many in Q, the reject fallback, an operator's reject) still carries whatever
+ * {@code x-idemkit-*} headers its producer set: it is described from {@code x-death} instead, its id is
+ * derived from its content, and its attempts are known only when the broker took it from Q right after a
+ * trip through one of Q's retry buckets. The origin queue is always Q, the queue whose DLQ is read: no
+ * header can send a redrive elsewhere.
  */
 final class DeadLetterReader {
     private DeadLetterReader() {}
 
     static RabbitDeadLetter read(AMQP.BasicProperties props, byte[] body, String queue, Instant now) {
         Map<String, Object> headers = props.getHeaders() == null ? Map.of() : props.getHeaders();
-        List<BrokerDeath> deaths = deaths(headers.get(AmqpMessages.X_DEATH));
-        String origin = AmqpMessages.text(headers.get(AmqpMessages.ORIGIN_QUEUE));
-        if (origin == null) {
-            origin = deaths.stream().filter(d -> !d.queue().startsWith(queue + ".")).map(BrokerDeath::queue)
-                    .findFirst().orElse(queue);
-        }
-        String reason = AmqpMessages.text(headers.get(AmqpMessages.REASON));
+        List<BrokerDeath> deaths = AmqpMessages.deaths(headers.get(AmqpMessages.X_DEATH));
+        List<BrokerDeath> earlier = AmqpMessages.deaths(headers.get(AmqpMessages.EARLIER_DEATHS));
+        BrokerDeath last = deaths.isEmpty() ? null : deaths.get(0);
+        boolean ours = last != null && last.queue().equals(RabbitTopology.holdQueue(queue));
+
+        String reason = ours ? AmqpMessages.text(headers.get(AmqpMessages.REASON)) : null;
         if (reason == null || reason.isBlank()) {
-            reason = deaths.isEmpty() ? "dead-lettered without a recorded reason"
-                    : "broker dead-lettered it from " + deaths.get(0).queue() + " (" + deaths.get(0).reason()
-                            + "); no idemkit reason recorded";
+            reason = last == null ? "dead-lettered without a recorded reason"
+                    : "broker dead-lettered it from " + last.queue() + " (" + last.reason() + "); no idemkit reason recorded";
         }
-        List<AttemptRecord> attempts = AmqpMessages.history(headers);
-        Instant at = instant(AmqpMessages.text(headers.get(AmqpMessages.DEAD_LETTERED_AT)));
+        boolean afterOurRetry = last != null && last.queue().equals(queue) && deaths.size() > 1
+                && RabbitTopology.isRetryQueueOf(deaths.get(1).queue(), queue);
+        List<AttemptRecord> attempts = ours || afterOurRetry ? AmqpMessages.history(headers) : List.of();
+        Instant at = ours ? instant(AmqpMessages.text(headers.get(AmqpMessages.DEAD_LETTERED_AT))) : null;
         if (at == null) {
-            at = deaths.isEmpty() || deaths.get(0).time() == null ? now : deaths.get(0).time();
+            at = last == null || last.time() == null ? now : last.time();
         }
-        String id = AmqpMessages.text(headers.get(AmqpMessages.DEAD_LETTER_ID));
+        String id = ours ? AmqpMessages.text(headers.get(AmqpMessages.DEAD_LETTER_ID)) : null;
         if (id == null || id.isBlank()) {
             // stable across reads: message id, the broker's first death time, the body
             String when = deaths.isEmpty() ? "" : String.valueOf(deaths.get(deaths.size() - 1).time());
             id = "sha-" + Fingerprint.of(props.getMessageId() + "\n" + when + "\n"
                     + new String(body, StandardCharsets.ISO_8859_1)).hex().substring(0, 32);
         }
-        Message original = AmqpMessages.toMessage(props, body, origin);
-        return new RabbitDeadLetter(new DeadLetterEntry(id, new DeadLetter(original, reason, attempts, at)), deaths);
-    }
-
-    static List<BrokerDeath> deaths(Object xDeath) {
-        List<BrokerDeath> out = new ArrayList<>();
-        if (!(xDeath instanceof List<?> list)) {
-            return out;
-        }
-        for (Object item : list) {
-            if (item instanceof Map<?, ?> m) {
-                Object count = m.get("count");
-                Object time = m.get("time");
-                List<String> keys = new ArrayList<>();
-                if (m.get("routing-keys") instanceof List<?> rk) {
-                    rk.forEach(k -> keys.add(String.valueOf(k)));
-                }
-                out.add(new BrokerDeath(String.valueOf(m.get("queue")), String.valueOf(m.get("reason")),
-                        count instanceof Number n ? n.longValue() : 0,
-                        time instanceof Date d ? d.toInstant() : null, String.valueOf(m.get("exchange")), keys));
-            }
-        }
-        return out;
+        Message original = AmqpMessages.toMessage(props, body, queue);
+        return new RabbitDeadLetter(new DeadLetterEntry(id, new DeadLetter(original, reason, attempts, at)), deaths,
+                earlier);
     }
 
     private static Instant instant(String text) {

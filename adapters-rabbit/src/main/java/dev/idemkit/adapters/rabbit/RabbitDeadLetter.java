@@ -7,12 +7,15 @@ import java.util.Objects;
 
 /**
  * A dead letter as RabbitMQ holds it: the port's entry (original message, origin queue, reason,
- * every attempt) plus the broker's own {@code x-death} trail, most recent first.
+ * every attempt) plus the broker's own {@code x-death} trail, most recent first, and the earlier
+ * {@code x-death} entries that republished copies moved out of {@code x-death} so that RabbitMQ's
+ * cycle detection could not drop them ({@code x-idemkit-earlier-deaths}, most recent first).
  */
-public record RabbitDeadLetter(DeadLetterEntry entry, List<BrokerDeath> brokerDeaths) {
+public record RabbitDeadLetter(DeadLetterEntry entry, List<BrokerDeath> brokerDeaths, List<BrokerDeath> earlierDeaths) {
     public RabbitDeadLetter {
         Objects.requireNonNull(entry, "entry");
         brokerDeaths = List.copyOf(brokerDeaths);
+        earlierDeaths = List.copyOf(earlierDeaths);
     }
 
     /**

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * is running those messages are invisible to other readers of the DLQ, and afterwards they carry the
  * redelivered flag. Reads and redrives of one instance are serialised.
  *
- * <p>Redrive: the chosen message is republished to its origin queue with a fresh attempt count and
+ * <p>Redrive: the chosen message is republished to {@code Q} (whatever its headers claim) with a fresh attempt count and
  * the approval headers ({@code x-idemkit-redrive-approved-by}, {@code -reason}, {@code -approved-at}),
  * the broker confirms it, and only then is the dead letter acked. A crash in between leaves it in both
  * places (a duplicate for the inbox), never in neither.
@@ -100,14 +100,14 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
             if (!dl.entry().id().equals(deadLetterId)) {
                 return false;
             }
-            String origin = dl.entry().deadLetter().originQueue();
-            declarations.ensureQueue(origin);
-            publishConfirmed(ch, origin, AmqpMessages.copy(got.getProps(), redriveHeaders(got.getProps(), approval), -1),
-                    got.getBody());
+            // back to the queue whose DLQ this is: never to a queue named by a header, which a producer can write
+            declarations.ensureQueue(queue);
+            publishConfirmed(ch, queue, AmqpMessages.copy(got.getProps(), redriveHeaders(got.getProps(), approval, queue),
+                    -1), got.getBody());
             ch.basicAck(got.getEnvelope().getDeliveryTag(), false);
             moved.set(true);
-            LOG.info("decision=redrive dead_letter={} origin_queue={} message_id={} approved_by=\"{}\"", deadLetterId,
-                    origin, AmqpMessages.printable(got.getProps().getMessageId()),
+            LOG.info("decision=redrive dead_letter={} origin_queue={} message_id={} approved_by=\"{}\"",
+                    AmqpMessages.printable(deadLetterId), queue, AmqpMessages.printable(got.getProps().getMessageId()),
                     AmqpMessages.printable(approval.approvedBy()));
             return true;
         });
@@ -128,8 +128,8 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
         }
     }
 
-    private static Map<String, Object> redriveHeaders(AMQP.BasicProperties props, Approval approval) {
-        Map<String, Object> headers = AmqpMessages.mutableHeaders(props);
+    private static Map<String, Object> redriveHeaders(AMQP.BasicProperties props, Approval approval, String queue) {
+        Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
         Object reason = headers.get(AmqpMessages.REASON);
         for (String internal : List.of(AttemptHistory.HEADER, AmqpMessages.REASON, AmqpMessages.ORIGIN_QUEUE,
                 AmqpMessages.DEAD_LETTERED_AT, AmqpMessages.DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG)) {

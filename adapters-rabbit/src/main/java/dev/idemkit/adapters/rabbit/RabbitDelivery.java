@@ -19,7 +19,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One AMQP delivery. Every settlement that moves the message first publishes the new copy with a
- * confirm and only then acks the original, so a crash in between leaves a duplicate, never a loss:
+ * confirm and only then acks the original, so a crash in between leaves a duplicate, never a loss. A copy
+ * never carries an {@code x-death} entry that would make the broker drop it as a dead-letter cycle
+ * ({@link AmqpMessages#copyHeaders}); the attempt history is read only from copies that came back from
+ * this queue's retry buckets ({@link AmqpMessages#trustedHistory}).
  * <ul>
  *   <li>retry: a copy with the history appended goes to the retry bucket {@code Q.retry.Ns}, whose TTL
  *       dead-letters it back to {@code Q};
@@ -58,7 +61,7 @@ final class RabbitDelivery implements Delivery {
         this.body = body;
         this.queue = queue;
         this.message = AmqpMessages.toMessage(props, body, queue);
-        this.history = AmqpMessages.history(props.getHeaders());
+        this.history = AmqpMessages.trustedHistory(props.getHeaders(), queue);
         this.publisher = publisher;
         this.declarations = declarations;
         this.clock = clock;
@@ -98,7 +101,7 @@ final class RabbitDelivery implements Delivery {
         try {
             int bucket = RabbitTopology.bucketSeconds(delay);
             declarations.ensureRetryBucket(queue, bucket);
-            Map<String, Object> headers = AmqpMessages.mutableHeaders(props);
+            Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
             headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
             long expiration = Math.max(0, Math.min(delay.toMillis(), bucket * 1000L));
             publisher.publish(RabbitTopology.retryQueue(queue, bucket), AmqpMessages.copy(props, headers, expiration), body);
@@ -113,7 +116,7 @@ final class RabbitDelivery implements Delivery {
     @Override
     public void deadLetter(String reason, AttemptRecord failed) {
         begin();
-        Map<String, Object> headers = AmqpMessages.mutableHeaders(props);
+        Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
         headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
         headers.put(AmqpMessages.REASON, AmqpMessages.cut(reason, AmqpMessages.MAX_REASON_LENGTH));
         headers.put(AmqpMessages.ORIGIN_QUEUE, queue);

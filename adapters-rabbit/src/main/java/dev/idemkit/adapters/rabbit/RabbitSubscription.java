@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>After a connection loss the client's automatic recovery reopens the channels and re-registers the
  * consumers; a channel the broker closed with a channel-level error (not auto-recovered) is reopened
- * here after a second. Closing cancels the consumers, leaves deliveries that arrive afterwards
+ * here after a second; a consumer the broker cancels (its queue deleted) is subscribed again, topology
+ * declared anew, with backoff. Closing cancels the consumers, leaves deliveries that arrive afterwards
  * unhandled, waits up to the grace period for in-flight ones to settle, then closes the channels: the
  * broker requeues whatever is unsettled.
  */
@@ -95,6 +96,40 @@ final class RabbitSubscription implements Subscription {
         }
     }
 
+    /**
+     * After the broker cancelled a consumer (its queue deleted, or lost with the node that held it): declare the
+     * topology again and consume on a fresh channel, retrying with backoff (1 s doubling to 30 s) until it works
+     * or the subscription closes. The cancelled consumer's channel is closed: its deliveries were all handled
+     * before the cancel reached it (one dispatch thread per channel), and what it still holds is requeued.
+     */
+    private void resubscribe(ChannelConsumer cancelled, long delayMillis) {
+        if (closing) {
+            return;
+        }
+        try {
+            declarations.forget(queue);
+            declarations.ensureQueue(queue);
+            open();
+            closeQuietly(cancelled.channel);
+            LOG.info("decision=resubscribed queue={} consumers={}", queue, consumers.size());
+        } catch (IOException | RuntimeException e) {
+            long next = Math.min(30_000, Math.max(1_000, delayMillis * 2));
+            LOG.error("decision=resubscribe-failed queue={} consumers={}/{} cause=\"{}\" retry_in={}ms", queue,
+                    consumers.size(), settings.consumers(), e.getMessage(), next);
+            reopener.schedule(() -> resubscribe(cancelled, next), next, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private static void closeQuietly(Channel ch) {
+        try {
+            if (ch.isOpen()) {
+                ch.close();
+            }
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            LOG.debug("close of a cancelled consumer's channel failed: {}", e.getMessage());
+        }
+    }
+
     /** Deliveries handed to the handler and not settled yet. */
     int inFlight() {
         return inFlight.get();
@@ -150,8 +185,18 @@ final class RabbitSubscription implements Subscription {
                 return; // left unacked: the broker requeues it when the channel closes
             }
             inFlight.incrementAndGet();
-            RabbitDelivery delivery = new RabbitDelivery(channel, envelope.getDeliveryTag(), envelope.isRedeliver(),
-                    props, body, queue, publisher, declarations, clock, inFlight::decrementAndGet);
+            RabbitDelivery delivery;
+            try {
+                delivery = new RabbitDelivery(channel, envelope.getDeliveryTag(), envelope.isRedeliver(), props, body,
+                        queue, publisher, declarations, clock, inFlight::decrementAndGet);
+            } catch (RuntimeException e) {
+                // nothing a producer sends may stop the consumer: the broker dead-letters it (x-death: rejected)
+                inFlight.decrementAndGet();
+                LOG.error("decision=dead-letter-by-reject queue={} message_id={} reason=\"unreadable delivery: {}\"",
+                        queue, AmqpMessages.printable(props == null ? null : props.getMessageId()), e.toString());
+                rejectQuietly(envelope.getDeliveryTag());
+                return;
+            }
             try {
                 handler.onDelivery(delivery);
             } catch (RuntimeException | Error e) {
@@ -161,6 +206,25 @@ final class RabbitSubscription implements Subscription {
                 if (e instanceof VirtualMachineError vme) {
                     throw vme;
                 }
+            }
+        }
+
+        @Override
+        public void handleCancel(String consumerTag) {
+            consumers.remove(this);
+            if (closing) {
+                return;
+            }
+            LOG.warn("decision=consumer-cancelled-by-broker queue={} consumers={}/{} detail=\"declaring the topology"
+                    + " again and subscribing\"", queue, consumers.size(), settings.consumers());
+            reopener.execute(() -> resubscribe(this, 0));
+        }
+
+        private void rejectQuietly(long deliveryTag) {
+            try {
+                channel.basicReject(deliveryTag, false);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("decision=reject-lost queue={} cause=\"{}\"", queue, e.getMessage());
             }
         }
     }

@@ -17,7 +17,8 @@ import java.util.Map;
  *  Q.retry.{N}s      durable; x-message-ttl = N s; dead-letters to "" with routing key Q (back to the work queue)
  *  Q.dlq.hold        durable; x-message-ttl = 0; dead-letters to Q.dlx with routing key Q.dlq
  *  Q.dlx             durable direct exchange; Q.dlq bound with routing key Q.dlq
- *  Q.dlq             durable; the dead letters, with x-death and the idemkit headers
+ *  Q.dlq             durable; x-message-ttl = the dead-letter retention: the dead letters, with x-death and
+ *                    the idemkit headers, kept by the broker for that long and no longer
  * </pre>
  *
  * Retry buckets are powers of two from 1 s to 4096 s; a delay goes to the smallest bucket that holds it
@@ -45,6 +46,13 @@ final class RabbitTopology {
         return queue + ".retry." + bucketSeconds + "s";
     }
 
+    /** Whether {@code name} is one of {@code queue}'s retry buckets ({@code queue.retry.<N>s}). */
+    static boolean isRetryQueueOf(String name, String queue) {
+        String prefix = queue + ".retry.";
+        return name.startsWith(prefix) && name.endsWith("s") && name.length() > prefix.length() + 1
+                && name.substring(prefix.length(), name.length() - 1).chars().allMatch(Character::isDigit);
+    }
+
     /** The smallest power-of-two bucket (seconds) that holds {@code delay}; longer delays get the largest. */
     static int bucketSeconds(Duration delay) {
         long millis = Math.max(0, delay.toMillis());
@@ -70,12 +78,22 @@ final class RabbitTopology {
         }
     }
 
-    /** Declares the work queue, the dead-letter path and the retry buckets for the first {@code retries} retries. */
+    /**
+     * Declares {@code Q.dlq} with the retention as its {@code x-message-ttl}. A queue declared earlier with other
+     * arguments makes the broker refuse this (and close the channel): see {@code Declarations}.
+     */
+    static void declareDeadLetterQueue(Channel channel, String queue, Duration retention) throws IOException {
+        channel.queueDeclare(deadLetterQueue(queue), true, false, false, Map.of("x-message-ttl", retention.toMillis()));
+    }
+
+    /**
+     * Declares the work queue, the rest of the dead-letter path and the retry buckets for the first {@code retries}
+     * retries; {@code Q.dlq} must exist ({@link #declareDeadLetterQueue}).
+     */
     static void declare(Channel channel, String queue, int retries) throws IOException {
         String dlx = deadLetterExchange(queue);
         String dlq = deadLetterQueue(queue);
         channel.exchangeDeclare(dlx, BuiltinExchangeType.DIRECT, true);
-        channel.queueDeclare(dlq, true, false, false, Map.of());
         channel.queueBind(dlq, dlx, dlq);
         channel.queueDeclare(holdQueue(queue), true, false, false,
                 Map.of("x-message-ttl", 0, "x-dead-letter-exchange", dlx, "x-dead-letter-routing-key", dlq));

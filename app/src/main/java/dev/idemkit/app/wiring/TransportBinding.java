@@ -80,12 +80,17 @@ public final class TransportBinding implements AutoCloseable {
      */
     public java.util.List<String> brokerTrail(String queue, String deadLetterId) {
         if (deadLetters instanceof dev.idemkit.adapters.rabbit.RabbitDeadLetterQueue rabbit) {
-            return rabbit.findDetailed(queue, deadLetterId).map(d -> d.brokerDeaths().stream()
-                    .map(x -> "x-death: queue=" + x.queue() + " reason=" + x.reason() + " count=" + x.count()
-                            + " time=" + x.time() + " exchange=" + x.exchange())
+            return rabbit.findDetailed(queue, deadLetterId).map(d -> java.util.stream.Stream.concat(
+                    d.brokerDeaths().stream().map(x -> "x-death: " + death(x)),
+                    d.earlierDeaths().stream().map(x -> "earlier x-death (moved out by a republished copy): " + death(x)))
                     .toList()).orElse(java.util.List.of());
         }
         return java.util.List.of("(SQS has no x-death; origin, reason and attempts travel as message attributes)");
+    }
+
+    private static String death(dev.idemkit.adapters.rabbit.RabbitDeadLetter.BrokerDeath x) {
+        return "queue=" + x.queue() + " reason=" + x.reason() + " count=" + x.count() + " time=" + x.time()
+                + " exchange=" + x.exchange();
     }
 
     /**
