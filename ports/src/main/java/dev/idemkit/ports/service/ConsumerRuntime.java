@@ -4,6 +4,7 @@ import dev.idemkit.domain.KeyRules;
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.MessageId;
 import dev.idemkit.domain.Outcome;
+import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.domain.retry.RandomSource;
@@ -128,17 +129,8 @@ public final class ConsumerRuntime<U extends UnitOfWork> implements DeliveryHand
         if (LOG.isLoggable(level)) {
             Message m = delivery.message();
             LOG.log(level, "decision={0} consumer={1} message_id={2} queue={3} attempt={4}{5}", decision,
-                    settings.name(), printable(m.rawId()), m.originQueue(), delivery.attempt(),
-                    detail == null ? "" : " detail=\"" + detail + "\"");
+                    settings.name(), Printable.id(m.rawId()), m.originQueue(), delivery.attempt(),
+                    detail == null ? "" : " detail=\"" + Printable.text(detail, 500) + "\"");
         }
-    }
-
-    /** Message ids from the wire may hold anything: never let one forge a log line. */
-    private static String printable(String raw) {
-        if (raw == null) {
-            return "-";
-        }
-        String cut = raw.length() > 80 ? raw.substring(0, 80) + "..." : raw;
-        return cut.replaceAll("[^\\x21-\\x7E]", "?");
     }
 }
