@@ -7,6 +7,7 @@ import dev.idemkit.ports.out.DeadLetterEntry;
 import dev.idemkit.ports.out.DeadLetterQueue;
 import dev.idemkit.ports.out.TransportException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -21,6 +22,7 @@ import software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchReq
 import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
+import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 
 /**
@@ -32,7 +34,8 @@ import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
  * lost, but while a scan runs (and, should the process die mid-scan, for those seconds) the scanned
  * messages are invisible to any other reader of the DLQ, and each scan raises their receive counts.
  * Depth is {@code ApproximateNumberOfMessages + ApproximateNumberOfMessagesNotVisible} (approximate on
- * AWS, exact on ElasticMQ). Redrive sends the message back to its origin queue with the approval as
+ * AWS, exact on ElasticMQ). Redrive sends the message back to the work queue whose DLQ was read (never to a
+ * queue an attribute names) with the approval as
  * attributes and deletes the DLQ copy only after SQS confirmed the send.
  */
 public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable {
@@ -57,10 +60,35 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
         this.owned = owned;
     }
 
+    /**
+     * The DLQ's {@code MessageRetentionPeriod} as SQS reports it; empty when the DLQ does not exist or the server
+     * does not report one (ElasticMQ ignores the attribute and keeps dead letters until they are removed).
+     */
+    @Override
+    public Optional<Duration> retention(String queue) {
+        Optional<String> url = dlqUrl(queue);
+        if (url.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            String seconds = ctx.queues.attributes(url.get(), QueueAttributeName.MESSAGE_RETENTION_PERIOD).attributes()
+                    .get(QueueAttributeName.MESSAGE_RETENTION_PERIOD);
+            return seconds == null ? Optional.empty() : Optional.of(Duration.ofSeconds(Long.parseLong(seconds)));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        } catch (SdkException e) {
+            throw new TransportException("the retention of the DLQ of " + queue + " is unavailable", e);
+        }
+    }
+
     @Override
     public long depth(String queue) {
         try {
-            Map<QueueAttributeName, String> a = ctx.queues.attributes(ctx.queues.deadLetterQueue(queue),
+            Optional<String> url = dlqUrl(queue);
+            if (url.isEmpty()) {
+                return 0;
+            }
+            Map<QueueAttributeName, String> a = ctx.queues.attributes(url.get(),
                     QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
                     QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE).attributes();
             return Long.parseLong(a.getOrDefault(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES, "0"))
@@ -72,7 +100,11 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
 
     @Override
     public List<DeadLetterEntry> peek(String queue, int max) {
-        String url = dlqUrl(queue);
+        Optional<String> dlq = dlqUrl(queue);
+        if (dlq.isEmpty()) {
+            return List.of();
+        }
+        String url = dlq.get();
         List<Message> seen = scan(url, SCAN_CAP, m -> false);
         giveBack(url, seen);
         return seen.stream().map(m -> SqsDeadLetters.entry(queue, m))
@@ -83,7 +115,11 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
 
     @Override
     public Optional<DeadLetterEntry> find(String queue, String deadLetterId) {
-        String url = dlqUrl(queue);
+        Optional<String> dlq = dlqUrl(queue);
+        if (dlq.isEmpty()) {
+            return Optional.empty();
+        }
+        String url = dlq.get();
         List<Message> seen = scan(url, SCAN_CAP * 10, m -> m.messageId().equals(deadLetterId));
         giveBack(url, seen);
         return seen.stream().filter(m -> m.messageId().equals(deadLetterId)).findFirst()
@@ -92,7 +128,11 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
 
     @Override
     public boolean redrive(String queue, String deadLetterId, Approval approval) {
-        String url = dlqUrl(queue);
+        Optional<String> dlq = dlqUrl(queue);
+        if (dlq.isEmpty()) {
+            return false;
+        }
+        String url = dlq.get();
         List<Message> seen = scan(url, SCAN_CAP * 10, m -> m.messageId().equals(deadLetterId));
         Optional<Message> target = seen.stream().filter(m -> m.messageId().equals(deadLetterId)).findFirst();
         giveBack(url, seen.stream().filter(m -> !m.messageId().equals(deadLetterId)).toList());
@@ -116,7 +156,8 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
         headers.put(SqsWire.APPROVED_BY, approval.approvedBy());
         headers.put(SqsWire.APPROVAL_REASON, approval.reason());
         boolean base64 = m.messageAttributes().containsKey(SqsWire.BODY_ENCODING);
-        SendMessageRequest.Builder send = SendMessageRequest.builder().queueUrl(ctx.queues.workQueue(queue))
+        // back to the queue whose DLQ this is, whatever the message's attributes claim
+        SendMessageRequest.Builder send = SendMessageRequest.builder().queueUrl(ctx.queues.existingWorkQueue(queue))
                 .messageBody(m.body()).messageAttributes(SqsWire.encode(
                         SqsWire.string(m.messageAttributes(), SqsWire.MESSAGE_ID), headers, base64, Map.of()));
         if (SqsQueues.isFifo(queue)) {
@@ -135,7 +176,8 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
                 List<Message> batch = ctx.sqs.receiveMessage(r -> r.queueUrl(url).maxNumberOfMessages(10)
                         .waitTimeSeconds(0).visibilityTimeout(SCAN_VISIBILITY_SECONDS).messageAttributeNames("All")
                         .messageSystemAttributeNames(MessageSystemAttributeName.SENT_TIMESTAMP,
-                                MessageSystemAttributeName.MESSAGE_GROUP_ID)).messages();
+                                MessageSystemAttributeName.MESSAGE_GROUP_ID,
+                                MessageSystemAttributeName.DEAD_LETTER_QUEUE_SOURCE_ARN)).messages();
                 if (batch.isEmpty()) {
                     break;
                 }
@@ -169,9 +211,16 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
         }
     }
 
-    private String dlqUrl(String queue) {
+    /**
+     * The existing DLQ of {@code queue}, or empty when there is none: reading and redriving never create a queue
+     * (a mistyped name must not leave a new empty queue behind), and a DLQ that does not exist holds nothing.
+     */
+    private Optional<String> dlqUrl(String queue) {
         try {
-            return ctx.queues.deadLetterQueue(queue);
+            return Optional.of(ctx.queues.existingDeadLetterQueue(queue));
+        } catch (QueueDoesNotExistException e) {
+            LOG.debug("no dead-letter queue {} on SQS", SqsQueues.deadLetterName(queue));
+            return Optional.empty();
         } catch (SdkException e) {
             throw new TransportException("cannot resolve the DLQ of " + queue, e);
         }

@@ -13,9 +13,11 @@ import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
 
 /**
- * Reads a DLQ message back into a {@link DeadLetter}. Messages that SQS moved by itself (the native
- * redrive policy) carry none of idemkit's attributes: their reason says so, their attempts are
- * unknown (empty) and their dead-letter time is approximated by the send time.
+ * Reads a DLQ message back into a {@link DeadLetter}. What a producer wrote is data, not an instruction:
+ * the origin queue is always the work queue whose DLQ is read, never an attribute. Messages that SQS
+ * moved by itself (the native redrive policy; SQS marks them with {@code DeadLetterQueueSourceArn}) keep
+ * whatever {@code x-idemkit-*} attributes their producer set, so none of those is taken: their reason says
+ * they were moved, their attempts are unknown (empty) and their dead-letter time is the send time.
  */
 final class SqsDeadLetters {
     static final String NATIVE_REASON = "moved by the queue's SQS redrive policy (maxReceiveCount reached);"
@@ -25,12 +27,13 @@ final class SqsDeadLetters {
 
     static DeadLetterEntry entry(String queue, Message m) {
         Map<String, MessageAttributeValue> a = m.messageAttributes();
-        String origin = SqsWire.string(a, SqsWire.ORIGIN_QUEUE);
+        boolean ours = !m.attributes().containsKey(MessageSystemAttributeName.DEAD_LETTER_QUEUE_SOURCE_ARN);
         dev.idemkit.domain.Message original = new dev.idemkit.domain.Message(SqsWire.string(a, SqsWire.MESSAGE_ID),
-                SqsWire.receive(m.body(), a).bytes(), SqsWire.headers(a), origin == null ? queue : origin);
-        String reason = SqsWire.string(a, SqsWire.REASON);
+                SqsWire.receive(m.body(), a).bytes(), SqsWire.headers(a), queue);
+        String reason = ours ? SqsWire.string(a, SqsWire.REASON) : null;
         return new DeadLetterEntry(m.messageId(), new DeadLetter(original,
-                reason == null || reason.isBlank() ? NATIVE_REASON : reason, attempts(a), deadLetteredAt(m)));
+                reason == null || reason.isBlank() ? NATIVE_REASON : reason, ours ? attempts(a) : List.of(),
+                deadLetteredAt(m, ours)));
     }
 
     private static List<AttemptRecord> attempts(Map<String, MessageAttributeValue> a) {
@@ -41,8 +44,8 @@ final class SqsDeadLetters {
         }
     }
 
-    private static Instant deadLetteredAt(Message m) {
-        String at = SqsWire.string(m.messageAttributes(), SqsWire.DEAD_LETTERED_AT);
+    private static Instant deadLetteredAt(Message m, boolean ours) {
+        String at = ours ? SqsWire.string(m.messageAttributes(), SqsWire.DEAD_LETTERED_AT) : null;
         if (at != null) {
             try {
                 return Instant.parse(at);
@@ -51,6 +54,10 @@ final class SqsDeadLetters {
             }
         }
         String sent = m.attributes().get(MessageSystemAttributeName.SENT_TIMESTAMP);
-        return sent == null ? Instant.EPOCH : Instant.ofEpochMilli(Long.parseLong(sent));
+        try {
+            return sent == null ? Instant.EPOCH : Instant.ofEpochMilli(Long.parseLong(sent));
+        } catch (NumberFormatException e) {
+            return Instant.EPOCH;
+        }
     }
 }

@@ -20,8 +20,6 @@ import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 final class SqsQueues {
     private static final Logger LOG = LoggerFactory.getLogger(SqsQueues.class);
     private static final String FIFO = ".fifo";
-    /** 14 days, SQS's longest retention: a dead letter waits for a human. */
-    private static final String DLQ_RETENTION_SECONDS = Integer.toString(14 * 24 * 3600);
 
     private final SqsClient sqs;
     private final SqsSettings settings;
@@ -65,17 +63,46 @@ final class SqsQueues {
         return url;
     }
 
-    /** The URL of the DLQ of work queue {@code name}, creating it when absent. */
+    /**
+     * The URL of the DLQ of work queue {@code name}, creating it when absent. Its retention is set to the configured
+     * one on every first resolve, so that a DLQ created earlier (by another idemkit or by hand) keeps dead letters
+     * for exactly as long as the dedup-window check assumes.
+     */
     String deadLetterQueue(String name) {
         String dlq = deadLetterName(name);
         String url = urls.get(dlq);
         if (url == null) {
             Map<QueueAttributeName, String> attributes = baseAttributes(name);
-            attributes.put(QueueAttributeName.MESSAGE_RETENTION_PERIOD, DLQ_RETENTION_SECONDS);
+            attributes.put(QueueAttributeName.MESSAGE_RETENTION_PERIOD, retentionSeconds());
             url = ensure(dlq, attributes);
+            String created = url;
+            sqs.setQueueAttributes(r -> r.queueUrl(created).attributes(
+                    Map.of(QueueAttributeName.MESSAGE_RETENTION_PERIOD, retentionSeconds())));
             urls.put(dlq, url);
         }
         return url;
+    }
+
+    /**
+     * The URL of the existing DLQ of work queue {@code name}, for reading and redriving: nothing is created, so a
+     * mistyped queue name is an error instead of a new empty queue.
+     *
+     * @throws QueueDoesNotExistException when there is no such DLQ
+     */
+    String existingDeadLetterQueue(String name) {
+        String dlq = deadLetterName(name);
+        String url = urls.get(dlq);
+        return url != null ? url : sqs.getQueueUrl(r -> r.queueName(dlq)).queueUrl();
+    }
+
+    /** The URL of existing work queue {@code name}, without creating it. */
+    String existingWorkQueue(String name) {
+        String url = urls.get(name);
+        return url != null ? url : sqs.getQueueUrl(r -> r.queueName(name)).queueUrl();
+    }
+
+    private String retentionSeconds() {
+        return Long.toString(settings.deadLetterRetention().toSeconds());
     }
 
     /** Attribute values of a queue, e.g. its approximate message counts. */

@@ -26,10 +26,15 @@ import java.util.Optional;
  * @param redriveMaxReceiveCount when positive, a native SQS redrive policy with this maxReceiveCount is
  *     set on work queues as a safety net (set it above the retry policy's max attempts); 0 = none
  * @param closeGrace how long closing a subscription waits for running handlers
+ * @param deadLetterRetention the DLQ's {@code MessageRetentionPeriod}, set on it whenever idemkit resolves it
+ *     (1 minute..14 days, SQS's limits): how long SQS keeps a dead letter
  */
 public record SqsSettings(Optional<URI> endpoint, String region, Optional<StaticCredentials> staticCredentials,
         int waitTimeSeconds, int batchSize, int maxConcurrentHandlers, Duration visibilityTimeout,
-        Duration heartbeatInterval, int redriveMaxReceiveCount, Duration closeGrace) {
+        Duration heartbeatInterval, int redriveMaxReceiveCount, Duration closeGrace, Duration deadLetterRetention) {
+
+    /** SQS's longest message retention. */
+    public static final Duration MAX_RETENTION = Duration.ofDays(14);
 
     /** An access key id and secret for a local endpoint. The secret is never printed. */
     public record StaticCredentials(String accessKeyId, String secretAccessKey) {
@@ -79,15 +84,20 @@ public record SqsSettings(Optional<URI> endpoint, String region, Optional<Static
                     + redriveMaxReceiveCount);
         }
         Objects.requireNonNull(closeGrace, "closeGrace");
+        Objects.requireNonNull(deadLetterRetention, "deadLetterRetention");
+        if (deadLetterRetention.compareTo(Duration.ofMinutes(1)) < 0 || deadLetterRetention.compareTo(MAX_RETENTION) > 0) {
+            throw new IllegalArgumentException("deadLetterRetention must be 1 minute..14 days (SQS limits), got "
+                    + deadLetterRetention);
+        }
     }
 
     /**
      * AWS defaults for {@code region}: 20 s long polling, batches of 10, 8 concurrent handlers, 30 s
-     * visibility with a 10 s heartbeat, no native redrive policy, 10 s close grace.
+     * visibility with a 10 s heartbeat, no native redrive policy, 10 s close grace, dead letters kept 14 days.
      */
     public static SqsSettings defaults(String region) {
         return new SqsSettings(Optional.empty(), region, Optional.empty(), 20, 10, 8, Duration.ofSeconds(30),
-                Duration.ofSeconds(10), 0, Duration.ofSeconds(10));
+                Duration.ofSeconds(10), 0, Duration.ofSeconds(10), MAX_RETENTION);
     }
 
     /** A local endpoint (ElasticMQ, LocalStack) with static dummy credentials. */
@@ -124,7 +134,7 @@ public record SqsSettings(Optional<URI> endpoint, String region, Optional<Static
                 (int) Math.max(1, visibility.toSeconds() / 3)));
         int redrive = intOf(env, "IDEMKIT_SQS_REDRIVE_MAX_RECEIVES", 0);
         return new SqsSettings(s.endpoint, s.region, s.staticCredentials, wait, batch, concurrent, visibility,
-                heartbeat, redrive, s.closeGrace);
+                heartbeat, redrive, s.closeGrace, s.deadLetterRetention);
     }
 
     private static int intOf(Map<String, String> env, String name, int fallback) {
@@ -141,37 +151,42 @@ public record SqsSettings(Optional<URI> endpoint, String region, Optional<Static
 
     public SqsSettings withEndpoint(URI uri, StaticCredentials credentials) {
         return new SqsSettings(Optional.of(uri), region, Optional.of(credentials), waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace);
+                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
     }
 
     public SqsSettings withWaitTimeSeconds(int seconds) {
         return new SqsSettings(endpoint, region, staticCredentials, seconds, batchSize, maxConcurrentHandlers,
-                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace);
+                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
     }
 
     public SqsSettings withBatchSize(int size) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, size, maxConcurrentHandlers,
-                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace);
+                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
     }
 
     public SqsSettings withMaxConcurrentHandlers(int n) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize, n,
-                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace);
+                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
     }
 
     /** Visibility timeout and heartbeat together, since the heartbeat must stay below the timeout. */
     public SqsSettings withVisibility(Duration timeout, Duration heartbeat) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, timeout, heartbeat, redriveMaxReceiveCount, closeGrace);
+                maxConcurrentHandlers, timeout, heartbeat, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
     }
 
     public SqsSettings withRedriveMaxReceiveCount(int n) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, n, closeGrace);
+                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, n, closeGrace, deadLetterRetention);
     }
 
     public SqsSettings withCloseGrace(Duration grace) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, grace);
+                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, grace, deadLetterRetention);
+    }
+
+    public SqsSettings withDeadLetterRetention(Duration retention) {
+        return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize,
+                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, retention);
     }
 }

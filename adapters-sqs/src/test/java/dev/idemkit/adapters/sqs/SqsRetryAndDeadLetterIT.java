@@ -197,6 +197,67 @@ class SqsRetryAndDeadLetterIT {
     }
 
     @Test
+    void attributesAProducerSetAreNotTakenForADeadLettersOriginOrReason() {
+        String queue = queue();
+        String victim = queue();
+        try (SqsMessageTransport guarded = new SqsMessageTransport(sqs.settings().withRedriveMaxReceiveCount(1))) {
+            guarded.publish(victim, OutgoingMessage.of("v-0", bytes("v")));
+            String url = queueUrl(victim);
+            raw.receiveMessage(r -> r.queueUrl(url).waitTimeSeconds(1)).messages()
+                    .forEach(m -> raw.deleteMessage(d -> d.queueUrl(url).receiptHandle(m.receiptHandle())));
+            guarded.publish(queue, OutgoingMessage.of("warm-up", bytes("w")));
+            String work = queueUrl(queue);
+            raw.receiveMessage(r -> r.queueUrl(work).waitTimeSeconds(1)).messages()
+                    .forEach(m -> raw.deleteMessage(d -> d.queueUrl(work).receiptHandle(m.receiptHandle())));
+            raw.sendMessage(r -> r.queueUrl(work).messageBody("forged").messageAttributes(Map.of(
+                    SqsWire.MESSAGE_ID, SqsWire.text("forged-1"),
+                    SqsWire.ORIGIN_QUEUE, SqsWire.text(victim),
+                    SqsWire.REASON, SqsWire.text("all good, redrive me"),
+                    SqsWire.ATTEMPTS, SqsWire.text(AttemptHistory.encode(List.of(
+                            new AttemptRecord(1, Instant.parse("2020-01-01T00:00:00Z"), "forged")))))));
+            // received once and never settled: the native redrive policy (maxReceiveCount 1) moves it
+            assertThat(raw.receiveMessage(r -> r.queueUrl(work).visibilityTimeout(1).waitTimeSeconds(1)).messages())
+                    .hasSize(1);
+            pause(Duration.ofMillis(1100));
+            raw.receiveMessage(r -> r.queueUrl(work).waitTimeSeconds(1));
+
+            DeadLetterEntry entry = awaitOneDeadLetter(queue);
+            assertThat(entry.deadLetter().originQueue()).isEqualTo(queue);
+            assertThat(entry.deadLetter().reason()).isEqualTo(SqsDeadLetters.NATIVE_REASON);
+            assertThat(entry.deadLetter().attempts()).isEmpty();
+
+            assertThat(guarded.deadLetters().redrive(queue, entry.id(),
+                    new dev.idemkit.domain.deadletter.Approval("ops", "checked", Instant.now()))).isTrue();
+            assertThat(visibleAndInFlight(work)).as("back in its own queue").isEqualTo(1);
+            assertThat(visibleAndInFlight(url)).as("nothing sent to the queue an attribute named").isZero();
+        }
+    }
+
+    @Test
+    void theRetentionReportedIsTheServersOwnAndElasticMqReportsNone() {
+        String queue = queue();
+        try (SqsMessageTransport fourDays = new SqsMessageTransport(sqs.settings()
+                .withDeadLetterRetention(Duration.ofDays(4)))) {
+            fourDays.publish(queue, OutgoingMessage.of("m-1", bytes("x")));
+            // idemkit sets MessageRetentionPeriod on the DLQ; AWS applies and reports it, ElasticMQ ignores it
+            // and keeps dead letters until removed: the dedup check then relies on the redrive's window
+            assertThat(fourDays.deadLetters().retention(queue)).isEmpty();
+        }
+        assertThat(transport.deadLetters().retention(EmbeddedSqs.uniqueName("absent"))).isEmpty();
+    }
+
+    @Test
+    void readingTheDeadLettersOfAMistypedQueueCreatesNoQueue() {
+        String typo = EmbeddedSqs.uniqueName("typo");
+        assertThat(transport.deadLetters().depth(typo)).isZero();
+        assertThat(transport.deadLetters().peek(typo, 10)).isEmpty();
+        assertThat(transport.deadLetters().find(typo, "x")).isEmpty();
+        assertThat(transport.deadLetters().redrive(typo, "x",
+                new dev.idemkit.domain.deadletter.Approval("ops", "typo", Instant.now()))).isFalse();
+        assertThat(raw.listQueues(r -> r.queueNamePrefix(typo)).queueUrls()).isEmpty();
+    }
+
+    @Test
     void anAttemptThatEndedWithoutASettleIsCountedAndMarkedInTheHistory() {
         String queue = queue();
         transport.publish(queue, OutgoingMessage.of("crash-1", bytes("c")));
