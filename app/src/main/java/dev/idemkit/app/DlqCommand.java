@@ -2,9 +2,11 @@ package dev.idemkit.app;
 
 import dev.idemkit.app.wiring.Assembly;
 import dev.idemkit.app.wiring.ConsumerKind;
+import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
+import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
 import dev.idemkit.ports.in.DeadLetters;
 import dev.idemkit.ports.out.DeadLetterEntry;
@@ -12,6 +14,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -56,8 +59,9 @@ final class DlqCommand implements Runnable {
                 out().println("dead letters of " + queue + ": " + dlq.depth(queue));
                 for (DeadLetterEntry e : entries) {
                     DeadLetter d = e.deadLetter();
-                    out().printf("%s  message_id=%s  attempts=%d  dead-lettered %s  reason: %s%n", e.id(),
-                            d.original().rawId(), d.attempts().size(), d.deadLetteredAt(), d.reason());
+                    out().printf("%s  message_id=%s  attempts=%d  dead-lettered %s  reason: %s%n", Printable.id(e.id()),
+                            Printable.id(d.original().rawId()), d.attempts().size(), d.deadLetteredAt(),
+                            Printable.text(d.reason(), 300));
                 }
                 return 0;
             }
@@ -77,11 +81,12 @@ final class DlqCommand implements Runnable {
             try (Assembly assembly = assemble(settings())) {
                 var entry = deadLetters(assembly).show(queue, id);
                 if (entry.isEmpty()) {
-                    out().println("no dead letter " + id + " in the DLQ of " + queue);
+                    out().println("no dead letter " + Printable.id(id) + " in the DLQ of " + queue);
                     return Idemkit.EXIT_FAILED;
                 }
                 print(out(), entry.get(), body);
-                assembly.transportBinding().brokerTrail(queue, id).forEach(l -> out().println("  " + l));
+                assembly.transportBinding().brokerTrail(queue, id)
+                        .forEach(l -> out().println("  " + Printable.text(l, 500)));
                 return 0;
             }
         }
@@ -99,37 +104,67 @@ final class DlqCommand implements Runnable {
         @Option(names = "--reason", required = true, paramLabel = "WHY")
         String reason;
 
+        @Option(names = "--past-window-approved-by", paramLabel = "WHO",
+                description = "a second approver, not the first, who also lets through dead letters older than the"
+                        + " dedup window (inbox.retention): their keys may have been purged, so an effect that"
+                        + " already ran could run again")
+        String pastWindowApprovedBy;
+
+        @Option(names = "--past-window-reason", paramLabel = "WHY",
+                description = "why redriving past the dedup window is safe (with --past-window-approved-by)")
+        String pastWindowReason;
+
         @Override
         public Integer call() {
-            Approval approval;
+            RedriveRequest request;
             try {
-                approval = new Approval(approvedBy, reason, java.time.Instant.now());
+                java.time.Instant now = java.time.Instant.now();
+                Optional<Approval> pastWindow = Optional.empty();
+                if (pastWindowApprovedBy != null || pastWindowReason != null) {
+                    pastWindow = Optional.of(new Approval(pastWindowApprovedBy, pastWindowReason, now));
+                }
+                request = new RedriveRequest(ids, new Approval(approvedBy, reason, now), pastWindow);
             } catch (IllegalArgumentException e) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
             try (Assembly assembly = assemble(settings())) {
-                var results = deadLetters(assembly).redrive(queue, new RedriveRequest(ids, approval));
-                boolean allFound = true;
+                var results = deadLetters(assembly).redrive(queue, request);
+                boolean allDone = true;
                 for (var r : results) {
-                    out().println(r.deadLetterId() + ": " + (r.found() ? r.action() : "NOT FOUND"));
-                    allFound &= r.found();
+                    out().println(Printable.id(r.deadLetterId()) + ": " + describe(r));
+                    allDone &= r.found() && r.action() != RedriveAction.SKIP_PAST_WINDOW;
                 }
-                return allFound ? 0 : Idemkit.EXIT_FAILED;
+                return allDone ? 0 : Idemkit.EXIT_FAILED;
             }
+        }
+
+        private static String describe(DeadLetters.RedriveResult r) {
+            if (!r.found()) {
+                return "NOT FOUND";
+            }
+            if (r.action() == RedriveAction.SKIP_PAST_WINDOW) {
+                return r.action() + ": it is " + r.age() + " old, older than the dedup window of " + r.dedupWindow()
+                        + " (inbox.retention): its key may have been purged, so an effect that already ran could run"
+                        + " again; redrive it only with a second approval (--past-window-approved-by WHO"
+                        + " --past-window-reason WHY)";
+            }
+            return r.action().toString();
         }
     }
 
+    /** Everything printed here came from the wire: control characters never reach the operator's terminal. */
     static void print(PrintWriter out, DeadLetterEntry e, boolean withBody) {
         DeadLetter d = e.deadLetter();
-        out.println("dead letter " + e.id());
-        out.println("  message_id:      " + d.original().rawId());
-        out.println("  origin queue:    " + d.originQueue());
-        out.println("  reason:          " + d.reason());
+        out.println("dead letter " + Printable.id(e.id()));
+        out.println("  message_id:      " + Printable.id(d.original().rawId()));
+        out.println("  origin queue:    " + Printable.id(d.originQueue()));
+        out.println("  reason:          " + Printable.text(d.reason(), 1000));
         out.println("  dead-lettered:   " + d.deadLetteredAt());
         for (AttemptRecord a : d.attempts()) {
-            out.println("  attempt " + a.number() + " at " + a.at() + ": " + a.error());
+            out.println("  attempt " + a.number() + " at " + a.at() + ": " + Printable.text(a.error(), 500));
         }
         out.println("  body:            " + d.original().size() + " bytes"
-                + (withBody ? "\n" + new String(d.original().body(), StandardCharsets.UTF_8) : ""));
+                + (withBody ? "\n" + Printable.text(new String(d.original().body(), StandardCharsets.UTF_8),
+                        Integer.MAX_VALUE) : ""));
     }
 }

@@ -70,7 +70,7 @@ public final class GlobalOptions {
     @Option(names = "--inbox-retention", description = "how long processed keys are kept (default 7d)")
     String inboxRetention;
 
-    @Option(names = "--dlq-retention", description = "how long dead letters may wait for a redrive (default 4d)")
+    @Option(names = "--dlq-retention", description = "how long the broker keeps a dead letter: set on the DLQ (default 4d; at most 14d on SQS, 49d on RabbitMQ)")
     String dlqRetention;
 
     @Option(names = "--concurrency", description = "deliveries processed at once per consumer (default 4)")

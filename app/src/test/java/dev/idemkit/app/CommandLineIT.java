@@ -79,6 +79,45 @@ class CommandLineIT {
         }
     }
 
+    @Test
+    void dlqListAndShowNeverPrintAControlCharacterThatCameFromTheWire() throws Exception {
+        String queue = TestEnvironment.unique("app-it-dlq-terminal");
+        try (dev.idemkit.adapters.rabbit.RabbitMessageTransport rabbit = new dev.idemkit.adapters.rabbit
+                .RabbitMessageTransport(dev.idemkit.adapters.rabbit.RabbitSettings.defaults()
+                        .withUri(java.net.URI.create(TestEnvironment.RABBIT_URI))
+                        .withDeadLetterRetention(Duration.ofDays(4)))) {
+            rabbit.declare(queue);
+            try {
+                // a dead letter as idemkit writes it (through the hold queue), with escape sequences from the wire
+                com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+                f.setUri(TestEnvironment.RABBIT_URI);
+                try (com.rabbitmq.client.Connection c = f.newConnection(); com.rabbitmq.client.Channel ch = c.createChannel()) {
+                    ch.basicPublish("", queue + ".dlq.hold", new com.rabbitmq.client.AMQP.BasicProperties.Builder()
+                            .messageId("bad\u001b[2Jid").deliveryMode(2).headers(Map.of(
+                                    "x-idemkit-dead-letter-reason", "\u001b]0;pwned\u0007gave up: \u001b[31mboom",
+                                    "x-idemkit-dead-letter-id", "dl-1",
+                                    "x-idemkit-attempts", "1\t2026-12-01T00:00:00Z\t\u001b[1mboom"))
+                            .build(), "{\"x\":\"\u001b[2J\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                }
+                Map<String, String> env = TestEnvironment.settings(schema);
+                org.awaitility.Awaitility.await("the dead letter").atMost(Duration.ofSeconds(10))
+                        .until(() -> TestEnvironment.run(env, "dlq", "list", "--queue", queue).out().contains("dl-1"));
+
+                TestEnvironment.Run list = TestEnvironment.run(env, "dlq", "list", "--queue", queue);
+                TestEnvironment.Run show = TestEnvironment.run(env, "dlq", "show", "dl-1", "--queue", queue, "--body");
+                for (TestEnvironment.Run run : java.util.List.of(list, show)) {
+                    assertThat(run.exitCode()).as("exit code; err: %s", run.err()).isZero();
+                    assertThat(run.out()).doesNotContain("\u001b").doesNotContain("\u0007")
+                            .contains("\\u001b");
+                }
+                assertThat(list.out()).contains("bad?[2Jid").contains("gave up: \\u001b[31mboom");
+                assertThat(show.out()).contains("attempt 1 at 2026-12-01T00:00:00Z: \\u001b[1mboom");
+            } finally {
+                rabbit.deleteTopology(queue);
+            }
+        }
+    }
+
     private static void assertOneLine(TestEnvironment.Run run) {
         assertThat(run.err().strip().lines()).as("one line on stderr: %s", run.err()).hasSize(1);
         assertNoStackTrace(run);

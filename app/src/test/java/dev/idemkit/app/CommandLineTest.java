@@ -146,6 +146,22 @@ class CommandLineTest {
     }
 
     @Test
+    void aPastWindowApprovalByTheFirstApproverExits2() {
+        TestEnvironment.Run run = TestEnvironment.run(NOWHERE, "dlq", "redrive", "X", "--approved-by", "ana",
+                "--reason", "fixed the bug", "--past-window-approved-by", "Ana", "--past-window-reason", "old but safe");
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("another person than ana");
+        assertNoStackTrace(run);
+    }
+
+    @Test
+    void aDeadLetterRetentionPastWhatTheBrokerCanKeepExits2() {
+        assertOneLineNaming(TestEnvironment.run(NOWHERE, "demo", "1", "--transport", "sqs", "--dlq-retention", "15d",
+                "--inbox-retention", "30d"), "dlq.retention", "--dlq-retention");
+    }
+
+    @Test
     void anExerciseOutsideOneToFiveExits2() {
         TestEnvironment.Run run = TestEnvironment.run(NOWHERE, "demo", "6");
 

@@ -5,6 +5,7 @@ import com.rabbitmq.client.Connection;
 import dev.idemkit.ports.out.TransportException;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
@@ -29,6 +30,7 @@ final class Declarations {
     private final int retriesDeclaredUpFront;
     private final Duration deadLetterRetention;
     private final Set<String> declared = ConcurrentHashMap.newKeySet();
+    private final Set<String> withoutRetention = ConcurrentHashMap.newKeySet();
 
     Declarations(Connection connection, int maxAttemptsHint, Duration deadLetterRetention) {
         this.connection = connection;
@@ -48,8 +50,14 @@ final class Declarations {
         }
     }
 
+    /** The retention the broker enforces on {@code queue}'s DLQ, once its topology was declared here. */
+    Optional<Duration> deadLetterRetention(String queue) {
+        return withoutRetention.contains(queue) ? Optional.empty() : Optional.of(deadLetterRetention);
+    }
+
     /** Forgets that {@code queue}'s topology was declared (the broker deleted it), so the next use declares it again. */
     void forget(String queue) {
+        withoutRetention.remove(queue);
         declared.removeIf(name -> name.equals(queue) || name.startsWith(queue + ".retry."));
     }
 
@@ -70,6 +78,7 @@ final class Declarations {
                 throw e;
             }
             withChannel("check " + dlq, ch -> ch.queueDeclarePassive(dlq));
+            withoutRetention.add(queue);
             LOG.warn("decision=keep-existing-dlq queue={} detail=\"it exists with other arguments than x-message-ttl={}"
                     + " ms (declared by an older idemkit?); the broker does not enforce the dead-letter retention on"
                     + " it; a redrive past the dedup window is still refused\"", dlq, deadLetterRetention.toMillis());

@@ -52,6 +52,16 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
         this.clock = clock;
     }
 
+    /**
+     * The {@code x-message-ttl} that this transport declared {@code Q.dlq} with (declaring the topology if it was
+     * not yet); empty for a DLQ declared earlier without it, whose dead letters the broker keeps until removed.
+     */
+    @Override
+    public Optional<Duration> retention(String queue) {
+        declarations.ensureQueue(queue);
+        return declarations.deadLetterRetention(queue);
+    }
+
     @Override
     public long depth(String queue) {
         return countReady(RabbitTopology.deadLetterQueue(queue));

@@ -6,6 +6,7 @@ import dev.idemkit.adapters.rabbit.RabbitDeadLetter.BrokerDeath;
 import dev.idemkit.domain.deadletter.AlertPolicy;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
+import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.ports.contract.Eventually;
 import dev.idemkit.ports.out.Alert;
 import dev.idemkit.ports.out.Clock;
@@ -76,7 +77,7 @@ class DeadLetterExerciseIT extends RabbitITBase {
         assertThat(dlq.depth(queue)).as("inspection consumed nothing").isEqualTo(1);
         List<Alert> alerts = new CopyOnWriteArrayList<>();
         DeadLetterService inspector = new DeadLetterService(dlq, alerts::add, AlertPolicy.defaults(), Clock.system(),
-                ProcessedKeys.none());
+                ProcessedKeys.none(), new RedriveWindow(Duration.ofDays(7)));
         assertThat(inspector.inspect(queue, 10)).extracting(e -> e.deadLetter().originQueue()).containsExactly(queue);
         assertThat(inspector.checkDepth(queue)).isFalse();
         assertThat(alerts).isEmpty();
@@ -89,7 +90,7 @@ class DeadLetterExerciseIT extends RabbitITBase {
         RabbitDeadLetterQueue dlq = transport.deadLetterQueue();
         List<Alert> alerts = new CopyOnWriteArrayList<>();
         DeadLetterService inspector = new DeadLetterService(dlq, alerts::add, AlertPolicy.defaults(), Clock.system(),
-                ProcessedKeys.none());
+                ProcessedKeys.none(), new RedriveWindow(Duration.ofDays(7)));
 
         for (int i = 1; i <= 10; i++) {
             transport.publish(queue, OutgoingMessage.of("fail-" + i, new byte[] {'x'}));

@@ -27,6 +27,7 @@ class DeadLetterRetentionIT extends RabbitITBase {
                 .withDeadLetterRetention(Duration.ofSeconds(2)), Clock.system(), RabbitFixtures.anyConnectionName("ret")));
         transport.deleteTopology(queue); // declared by the shared transport with the default retention
         subscribe(shortLived, queue, d -> d.deadLetter("non-retryable: test", new AttemptRecord(1, Instant.now(), "x")));
+        assertThat(shortLived.deadLetterQueue().retention(queue)).contains(Duration.ofSeconds(2));
         shortLived.publish(queue, OutgoingMessage.of("m-1", new byte[] {'x'}));
         Eventually.await(PATIENCE, "the dead letter", () -> shortLived.deadLetterQueue().depth(queue) == 1);
         Eventually.await(PATIENCE, "its expiry from the DLQ", () -> shortLived.deadLetterQueue().depth(queue) == 0);
@@ -42,6 +43,7 @@ class DeadLetterRetentionIT extends RabbitITBase {
             transport.declare(queue);
             transport.publish(queue, OutgoingMessage.of("m-1", new byte[] {'x'}));
             assertThat(ready(queue)).isEqualTo(1);
+            assertThat(transport.deadLetterQueue().retention(queue)).as("the broker keeps them until removed").isEmpty();
         } finally {
             transport.deleteTopology(queue);
         }

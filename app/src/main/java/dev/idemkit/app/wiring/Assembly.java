@@ -11,6 +11,7 @@ import dev.idemkit.app.metrics.Metrics;
 import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.domain.ConsumerName;
 import dev.idemkit.domain.deadletter.AlertPolicy;
+import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.domain.httpkey.KeyPolicy;
 import dev.idemkit.domain.retry.Backoff;
 import dev.idemkit.domain.retry.FailureClassifier;
@@ -31,6 +32,7 @@ import dev.idemkit.ports.service.ProcessedKeys;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -195,7 +197,33 @@ public final class Assembly implements AutoCloseable {
     /** Dead-letter operations for a queue whose consumer is {@code kind}, alerting through {@code alerts}. */
     public DeadLetters deadLetters(String consumerName, Alerts alerts) {
         return new DeadLetterService(deadLetterQueue(), alerts, new AlertPolicy(settings.dlqAlertThreshold()), clock,
-                ProcessedKeys.of(store.inbox(), ConsumerName.of(consumerName)));
+                ProcessedKeys.of(store.inbox(), ConsumerName.of(consumerName)), new RedriveWindow(settings.inboxRetention()));
+    }
+
+    /**
+     * DESIGN.md section 6 against what the broker really does: the dead-letter retention that the broker enforces
+     * on {@code queue}'s DLQ (idemkit sets it from {@code dlq.retention}; an older DLQ or another server may keep
+     * dead letters longer) plus every retry delay must fit in the dedup window.
+     *
+     * @return a warning when the broker keeps dead letters until they are removed (then a redrive of one older
+     *     than the window needs a second approval); empty when the window covers the broker's retention
+     * @throws ConfigException when the broker keeps dead letters longer than the window covers
+     */
+    public Optional<String> checkBrokerRetention(String queue) {
+        Optional<Duration> kept = deadLetterQueue().retention(queue);
+        Duration retries = retryPolicy(settings).longestRetryHorizon();
+        if (kept.isEmpty()) {
+            return Optional.of("dead letters of " + queue + " are kept by the broker until removed (it enforces no"
+                    + " retention); a redrive of one older than the dedup window " + settings.inboxRetention()
+                    + " needs a second approval");
+        }
+        Duration horizon = retries.plus(kept.get());
+        if (settings.inboxRetention().compareTo(horizon) < 0) {
+            throw new ConfigException("inbox.retention", "the dedup window " + settings.inboxRetention()
+                    + " is shorter than the redelivery horizon " + horizon + " of " + queue + " (retries " + retries
+                    + " + the dead-letter retention " + kept.get() + " that the broker enforces on its DLQ)");
+        }
+        return Optional.empty();
     }
 
     /**
@@ -232,7 +260,8 @@ public final class Assembly implements AutoCloseable {
 
     static RabbitMessageTransport rabbit(AppSettings s) {
         return new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.rabbitUri())
-                .withConsumers(s.concurrency()).withMaxAttemptsHint(s.maxAttempts()));
+                .withConsumers(s.concurrency()).withMaxAttemptsHint(s.maxAttempts())
+                .withDeadLetterRetention(s.dlqRetention()));
     }
 
     static SqsMessageTransport sqs(SqsSettings s) {

@@ -46,10 +46,46 @@ class RedriveTest {
 
     @Test
     void redriveRepublishesOnlyUnprocessedMessagesWithAnId() {
-        assertThat(RedriveAction.decide(true, false)).isEqualTo(RedriveAction.REPUBLISH);
-        assertThat(RedriveAction.decide(true, true)).isEqualTo(RedriveAction.SKIP_ALREADY_PROCESSED);
-        assertThat(RedriveAction.decide(false, false)).isEqualTo(RedriveAction.SKIP_NO_ID);
-        assertThat(RedriveAction.decide(false, true)).isEqualTo(RedriveAction.SKIP_NO_ID);
+        assertThat(RedriveAction.decide(true, false, true, false)).isEqualTo(RedriveAction.REPUBLISH);
+        assertThat(RedriveAction.decide(true, true, true, false)).isEqualTo(RedriveAction.SKIP_ALREADY_PROCESSED);
+        assertThat(RedriveAction.decide(false, false, true, false)).isEqualTo(RedriveAction.SKIP_NO_ID);
+        assertThat(RedriveAction.decide(false, true, true, true)).isEqualTo(RedriveAction.SKIP_NO_ID);
+    }
+
+    @Test
+    void aDeadLetterOlderThanTheDedupWindowNeedsTheSecondApproval() {
+        assertThat(RedriveAction.decide(true, false, false, false)).isEqualTo(RedriveAction.SKIP_PAST_WINDOW);
+        assertThat(RedriveAction.decide(true, false, false, true)).isEqualTo(RedriveAction.REPUBLISH);
+        assertThat(RedriveAction.decide(true, true, false, true)).as("processed stays processed")
+                .isEqualTo(RedriveAction.SKIP_ALREADY_PROCESSED);
+    }
+
+    @Test
+    void aDeadLettersAgeCountsFromItsFirstAttempt() {
+        Message original = Message.of("m-1", new byte[] {'x'}, "orders");
+        DeadLetter dl = new DeadLetter(original, "gave up", List.of(
+                new AttemptRecord(1, NOW.minus(java.time.Duration.ofDays(8)), "boom"),
+                new AttemptRecord(2, NOW.minus(java.time.Duration.ofDays(2)), "boom")), NOW.minus(java.time.Duration.ofDays(1)));
+        RedriveWindow week = new RedriveWindow(java.time.Duration.ofDays(7));
+        assertThat(RedriveWindow.age(dl, NOW)).isEqualTo(java.time.Duration.ofDays(8));
+        assertThat(week.admits(dl, NOW)).isFalse();
+        assertThat(week.admits(dl, NOW.minus(java.time.Duration.ofDays(2)))).isTrue();
+
+        DeadLetter noAttempts = new DeadLetter(original, "moved by the broker", List.of(), NOW.minus(java.time.Duration.ofDays(3)));
+        assertThat(RedriveWindow.age(noAttempts, NOW)).isEqualTo(java.time.Duration.ofDays(3));
+        assertThat(week.admits(noAttempts, NOW)).isTrue();
+        assertThat(RedriveWindow.age(noAttempts, NOW.minus(java.time.Duration.ofDays(4)))).isZero();
+    }
+
+    @Test
+    void theSecondApprovalMustComeFromAnotherPerson() {
+        Approval ana = new Approval("ana", "fixed the parser", NOW);
+        assertThatThrownBy(() -> new RedriveRequest(List.of("dl-1"), ana,
+                java.util.Optional.of(new Approval(" ANA ", "old but safe", NOW))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("another person than ana");
+        assertThat(new RedriveRequest(List.of("dl-1"), ana, java.util.Optional.of(new Approval("bo", "checked", NOW)))
+                .pastWindow()).isPresent();
+        assertThat(new RedriveRequest(List.of("dl-1"), ana).pastWindow()).isEmpty();
     }
 
     @Test

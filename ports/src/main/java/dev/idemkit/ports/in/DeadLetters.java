@@ -3,6 +3,7 @@ package dev.idemkit.ports.in;
 import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
 import dev.idemkit.ports.out.DeadLetterEntry;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -19,9 +20,17 @@ public interface DeadLetters {
     /** Raises an alert when the depth exceeds the alert policy's threshold; returns whether it did. */
     boolean checkDepth(String queue);
 
-    /** What a redrive did with one dead letter. */
-    record RedriveResult(String deadLetterId, RedriveAction action, boolean found) {}
+    /**
+     * What a redrive did with one dead letter.
+     *
+     * @param age the dead letter's age when it was decided ({@code RedriveWindow.age}); zero when not found
+     * @param dedupWindow the window it was held against
+     */
+    record RedriveResult(String deadLetterId, RedriveAction action, boolean found, Duration age, Duration dedupWindow) {}
 
-    /** Redrives the chosen dead letters, skipping those the inbox already holds as processed. */
+    /**
+     * Redrives the chosen dead letters, skipping those the inbox already holds as processed and, unless the request
+     * carries a second approval for it, those older than the dedup window.
+     */
     List<RedriveResult> redrive(String queue, RedriveRequest request);
 }

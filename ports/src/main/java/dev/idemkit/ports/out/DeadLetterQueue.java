@@ -1,6 +1,7 @@
 package dev.idemkit.ports.out;
 
 import dev.idemkit.domain.deadletter.Approval;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -12,6 +13,12 @@ public interface DeadLetterQueue {
 
     /** How many dead letters the DLQ of {@code queue} holds now. */
     long depth(String queue);
+
+    /**
+     * How long the broker keeps a dead letter of {@code queue}, as the broker itself enforces and reports it;
+     * empty when it keeps them until they are removed, or does not say. The dedup window must cover it.
+     */
+    Optional<Duration> retention(String queue);
 
     /** Up to {@code max} dead letters, oldest first, left in place (nothing is consumed or reordered for good). */
     List<DeadLetterEntry> peek(String queue, int max);

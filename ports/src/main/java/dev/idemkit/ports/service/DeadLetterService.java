@@ -2,11 +2,13 @@ package dev.idemkit.ports.service;
 
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.MessageId;
+import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.AlertPolicy;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
 import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
+import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.ports.in.DeadLetters;
 import dev.idemkit.ports.out.Alert;
 import dev.idemkit.ports.out.Alerts;
@@ -14,6 +16,7 @@ import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeadLetterEntry;
 import dev.idemkit.ports.out.DeadLetterQueue;
 import java.lang.System.Logger.Level;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -22,8 +25,9 @@ import java.util.Optional;
 /**
  * Dead-letter operations over a {@link DeadLetterQueue}: inspection that logs each dead letter with
  * enough context to diagnose it (origin queue, every attempt's timestamp and error, the reason),
- * alerting past the threshold, and redrive that needs an approval and skips what the inbox already
- * processed. Never automatic.
+ * alerting past the threshold, and redrive that needs an approval, skips what the inbox already
+ * processed, and refuses a dead letter older than the dedup window (its key may have been purged)
+ * unless a second person approved that too. Never automatic.
  */
 public final class DeadLetterService implements DeadLetters {
     private static final System.Logger LOG = System.getLogger(DeadLetterService.class.getName());
@@ -33,14 +37,20 @@ public final class DeadLetterService implements DeadLetters {
     private final AlertPolicy policy;
     private final Clock clock;
     private final ProcessedKeys processed;
+    private final RedriveWindow window;
 
+    /**
+     * @param window the dedup window: the inbox's retention, so that a dead letter is redriven on one approval
+     *     only while the inbox still holds the keys of what was processed around it
+     */
     public DeadLetterService(DeadLetterQueue dlq, Alerts alerts, AlertPolicy policy, Clock clock,
-            ProcessedKeys processed) {
+            ProcessedKeys processed, RedriveWindow window) {
         this.dlq = Objects.requireNonNull(dlq, "dlq");
         this.alerts = Objects.requireNonNull(alerts, "alerts");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.processed = Objects.requireNonNull(processed, "processed");
+        this.window = Objects.requireNonNull(window, "window");
     }
 
     @Override
@@ -77,16 +87,25 @@ public final class DeadLetterService implements DeadLetters {
         for (String id : request.deadLetterIds()) {
             Optional<DeadLetterEntry> entry = dlq.find(queue, id);
             if (entry.isEmpty()) {
-                results.add(new RedriveResult(id, RedriveAction.SKIP_NO_ID, false));
+                results.add(new RedriveResult(id, RedriveAction.SKIP_NO_ID, false, java.time.Duration.ZERO,
+                        window.dedupWindow()));
                 continue;
             }
-            Optional<MessageId> messageId = entry.get().deadLetter().original().id();
+            DeadLetter dead = entry.get().deadLetter();
+            Optional<MessageId> messageId = dead.original().id();
+            Instant now = clock.now();
             RedriveAction action = RedriveAction.decide(messageId.isPresent(),
-                    messageId.isPresent() && processed.isProcessed(messageId.get()));
+                    messageId.isPresent() && processed.isProcessed(messageId.get()), window.admits(dead, now),
+                    request.pastWindow().isPresent());
             boolean moved = action == RedriveAction.REPUBLISH && dlq.redrive(queue, id, request.approval());
-            LOG.log(Level.INFO, "redrive dead_letter={0} queue={1} action={2} moved={3} approved_by={4} why=\"{5}\"",
-                    id, queue, action, moved, request.approval().approvedBy(), request.approval().reason());
-            results.add(new RedriveResult(id, action, action != RedriveAction.REPUBLISH || moved));
+            String age = RedriveWindow.age(dead, now) + " (dedup window " + window.dedupWindow() + ")";
+            LOG.log(action == RedriveAction.SKIP_PAST_WINDOW ? Level.WARNING : Level.INFO,
+                    "redrive dead_letter={0} queue={1} action={2} moved={3} age={4} approved_by={5} why=\"{6}\"{7}",
+                    Printable.id(id), queue, action, moved, age, Printable.id(request.approval().approvedBy()),
+                    Printable.text(request.approval().reason(), 200), request.pastWindow()
+                            .map(a -> " past_window_approved_by=" + Printable.id(a.approvedBy())).orElse(""));
+            results.add(new RedriveResult(id, action, action != RedriveAction.REPUBLISH || moved,
+                    RedriveWindow.age(dead, now), window.dedupWindow()));
         }
         return results;
     }
@@ -99,7 +118,7 @@ public final class DeadLetterService implements DeadLetters {
             attempts.append(" attempt").append(a.number()).append('=').append(a.at());
         }
         LOG.log(Level.WARNING, "dead_letter={0} origin_queue={1} message_id={2} reason=\"{3}\" attempts={4}{5}"
-                + " dead_lettered_at={6}", entry.id(), dl.originQueue(), m.id().map(MessageId::value).orElse("-"),
-                dl.reason(), dl.attempts().size(), attempts, dl.deadLetteredAt());
+                + " dead_lettered_at={6}", Printable.id(entry.id()), dl.originQueue(), Printable.id(m.rawId()),
+                Printable.text(dl.reason(), 500), dl.attempts().size(), attempts, dl.deadLetteredAt());
     }
 }

@@ -105,6 +105,11 @@ public final class InMemoryMessageTransport implements MessageTransport, DeadLet
     }
 
     @Override
+    public java.util.Optional<java.time.Duration> retention(String queue) {
+        return java.util.Optional.empty(); // kept until removed
+    }
+
+    @Override
     public long depth(String queue) {
         synchronized (lock) {
             QueueState q = queues.get(queue);

@@ -10,6 +10,7 @@ import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
+import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.ports.contract.ContractGenerators;
 import dev.idemkit.ports.contract.Eventually;
@@ -36,8 +37,9 @@ class DeadLetterServiceTest {
     private final InMemoryMessageTransport transport = new InMemoryMessageTransport();
     private final InMemoryInboxStore inbox = new InMemoryInboxStore();
     private final List<Alert> alerts = new CopyOnWriteArrayList<>();
+    private static final RedriveWindow WEEK = new RedriveWindow(Duration.ofDays(7));
     private final DeadLetterService service = new DeadLetterService(transport, alerts::add, AlertPolicy.defaults(),
-            Clock.system(), ProcessedKeys.of(inbox, CONSUMER));
+            Clock.system(), ProcessedKeys.of(inbox, CONSUMER), WEEK);
     private final String queue = ContractGenerators.fresh("orders");
     /** Redriven messages (they carry the approval header) by id; everything else is dead-lettered. */
     private final Map<String, Map<String, String>> redriven = new ConcurrentHashMap<>();
@@ -96,10 +98,11 @@ class DeadLetterServiceTest {
                 List.of(entries.get(0).id(), entries.get(1).id(), "no-such-id"),
                 new Approval("ops-oncall", "payment provider is back", Instant.now())));
 
-        assertThat(results).containsExactly(
-                new RedriveResult(entries.get(0).id(), RedriveAction.SKIP_ALREADY_PROCESSED, true),
-                new RedriveResult(entries.get(1).id(), RedriveAction.REPUBLISH, true),
-                new RedriveResult("no-such-id", RedriveAction.SKIP_NO_ID, false));
+        assertThat(results).extracting(RedriveResult::deadLetterId, RedriveResult::action, RedriveResult::found)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(entries.get(0).id(), RedriveAction.SKIP_ALREADY_PROCESSED, true),
+                        org.assertj.core.groups.Tuple.tuple(entries.get(1).id(), RedriveAction.REPUBLISH, true),
+                        org.assertj.core.groups.Tuple.tuple("no-such-id", RedriveAction.SKIP_NO_ID, false));
         Eventually.await(Duration.ofSeconds(10), "the redriven message", () -> redriven.containsKey(pendingId));
         assertThat(redriven.get(pendingId))
                 .containsEntry(InMemoryMessageTransport.REDRIVE_APPROVED_BY, "ops-oncall")
@@ -107,6 +110,30 @@ class DeadLetterServiceTest {
         assertThat(redriven).doesNotContainKey(processedId);
         assertThat(service.depth(queue)).as("the processed one stays in the DLQ").isEqualTo(1);
         assertThat(service.show(queue, entries.get(0).id())).isPresent();
+    }
+
+    @Test
+    void aDeadLetterOlderThanTheDedupWindowIsRedrivenOnlyWithASecondApproval() {
+        deadLetter(1);
+        DeadLetterEntry entry = service.inspect(queue, 10).get(0);
+        String id = entry.deadLetter().original().rawId();
+        Clock eightDaysOn = () -> Instant.now().plus(Duration.ofDays(8));
+        DeadLetterService later = new DeadLetterService(transport, alerts::add, AlertPolicy.defaults(), eightDaysOn,
+                ProcessedKeys.of(inbox, CONSUMER), WEEK);
+        Approval ana = new Approval("ana", "provider fixed", Instant.now());
+
+        RedriveResult refused = later.redrive(queue, new RedriveRequest(List.of(entry.id()), ana)).get(0);
+        assertThat(refused.action()).isEqualTo(RedriveAction.SKIP_PAST_WINDOW);
+        assertThat(refused.age()).isGreaterThan(Duration.ofDays(7));
+        assertThat(refused.dedupWindow()).isEqualTo(Duration.ofDays(7));
+        Eventually.pause(300);
+        assertThat(redriven).doesNotContainKey(id);
+        assertThat(service.depth(queue)).isEqualTo(1);
+
+        RedriveResult forced = later.redrive(queue, new RedriveRequest(List.of(entry.id()), ana,
+                java.util.Optional.of(new Approval("bo", "checked: the key's effect never ran", Instant.now())))).get(0);
+        assertThat(forced.action()).isEqualTo(RedriveAction.REPUBLISH);
+        Eventually.await(Duration.ofSeconds(10), "the forced redrive", () -> redriven.containsKey(id));
     }
 
     /** Publishes n messages that the consumer dead-letters, and waits for them in the DLQ. */
