@@ -109,6 +109,11 @@ public final class PaymentsApi implements AutoCloseable {
                 send(ex, Problems.problem(405, "Method Not Allowed", "method-not-allowed",
                         method + " " + path + " is not supported."), false);
             }
+        } catch (dev.idemkit.ports.out.StoreUnavailableException e) {
+            LOG.error("request failed: store unavailable: {}", e.getMessage());
+            ex.getResponseHeaders().set("Retry-After", "1");
+            send(ex, Problems.problem(503, "Service Unavailable", "store-unavailable",
+                    "The store failed while handling the request; retry it with the same Idempotency-Key."), false);
         } catch (RuntimeException e) {
             LOG.error("request failed: {}", e.toString());
             send(ex, Problems.problem(500, "Internal Server Error", "internal", "The request failed; retry it."),

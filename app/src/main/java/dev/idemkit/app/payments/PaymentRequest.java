@@ -9,6 +9,7 @@ import java.util.regex.Pattern;
 public record PaymentRequest(BigDecimal amount, String currency, String accountId) {
     private static final Pattern CURRENCY = Pattern.compile("[A-Z]{3}");
     private static final BigDecimal MAX = new BigDecimal("1000000000");
+    private static final java.util.Set<String> FIELDS = java.util.Set.of("amount", "currency", "account_id");
 
     public PaymentRequest {
         if (amount == null || amount.signum() <= 0 || amount.scale() > 2 || amount.compareTo(MAX) > 0) {
@@ -27,6 +28,14 @@ public record PaymentRequest(BigDecimal amount, String currency, String accountI
         if (!body.isObject()) {
             throw new IllegalArgumentException("body must be a JSON object");
         }
+        // unknown fields are refused, not ignored: a misspelt field would otherwise be dropped silently, and an
+        // ignored field would still change the request's fingerprint
+        body.fieldNames().forEachRemaining(name -> {
+            if (!FIELDS.contains(name)) {
+                throw new IllegalArgumentException("unknown field '" + dev.idemkit.domain.Printable.id(name)
+                        + "': a payment holds amount, currency and account_id only");
+            }
+        });
         JsonNode amount = body.get("amount");
         if (amount == null || !amount.isNumber()) {
             throw new IllegalArgumentException("amount is required and must be a number");

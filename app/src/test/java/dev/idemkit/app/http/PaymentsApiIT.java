@@ -240,6 +240,34 @@ class PaymentsApiIT {
     }
 
     @Test
+    void aSmallBodyOfHugeExponentsOrAnUnknownFieldIs400AndChargesNothing() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        StringBuilder exponents = new StringBuilder("{\"amount\": 150.00, \"currency\": \"BRL\", \"account_id\": \""
+                + account + "\", \"x\": [");
+        while (exponents.length() < 60_000) {
+            exponents.append("1e9999,");
+        }
+        exponents.append("1]}");
+        HttpResponse<byte[]> huge = post(base, CLIENT_A_KEY, UUID.randomUUID().toString(),
+                exponents.toString().getBytes(StandardCharsets.UTF_8));
+        HttpResponse<byte[]> hugest = post(base, CLIENT_A_KEY, UUID.randomUUID().toString(), ("{\"amount\": 150.00,"
+                + " \"currency\": \"BRL\", \"account_id\": \"" + account + "\", \"y\": 1e99999}")
+                .getBytes(StandardCharsets.UTF_8));
+        HttpResponse<byte[]> hugeAmount = post(base, CLIENT_A_KEY, UUID.randomUUID().toString(),
+                seedBody(account, "1e99999"));
+        HttpResponse<byte[]> unknown = post(base, CLIENT_A_KEY, UUID.randomUUID().toString(), ("{\"amount\": 150.00,"
+                + " \"currency\": \"BRL\", \"account_id\": \"" + account + "\", \"amuont\": 1}")
+                .getBytes(StandardCharsets.UTF_8));
+
+        for (HttpResponse<byte[]> r : List.of(huge, hugest, hugeAmount, unknown)) {
+            assertThat(r.statusCode()).as(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(400);
+            assertThat(r.headers().firstValue("Content-Type")).contains("application/problem+json");
+        }
+        assertThat(new String(unknown.body(), StandardCharsets.UTF_8)).contains("unknown field 'amuont'");
+        assertThat(paymentRows(account)).isZero();
+    }
+
+    @Test
     void healthIsUpAndMetricsCountTheRequestsInPrometheusText() throws Exception {
         String key = UUID.randomUUID().toString();
         byte[] body = seedBody("acc-" + UUID.randomUUID(), "150.00");

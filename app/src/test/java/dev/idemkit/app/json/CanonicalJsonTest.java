@@ -54,6 +54,37 @@ class CanonicalJsonTest {
         }
     }
 
+    @Test
+    void aNumberThatWouldTakeThousandsOfDigitsToWriteOutIsRefusedNotExpanded() {
+        for (String bad : new String[] {"[1e9999]", "{\"x\": 1e99999}", "[1e-9999]", "[" + "9".repeat(65) + "]",
+                "[0." + "1".repeat(65) + "]"}) {
+            assertThatThrownBy(() -> canonical(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("digits");
+        }
+        assertThat(text(canonical("[1e63, 1.5e2, " + "9".repeat(64) + "]"))).isEqualTo("[1" + "0".repeat(63) + ",150,"
+                + "9".repeat(64) + "]");
+    }
+
+    @Test
+    void nestingPastTheLimitIsRefused() {
+        String deep = "[".repeat(CanonicalJson.MAX_DEPTH + 2) + "]".repeat(CanonicalJson.MAX_DEPTH + 2);
+        assertThatThrownBy(() -> canonical(deep)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("deeper");
+        String ok = "[".repeat(CanonicalJson.MAX_DEPTH) + "]".repeat(CanonicalJson.MAX_DEPTH);
+        assertThat(canonical(ok)).hasSize(ok.length());
+    }
+
+    /** Law: within the limits the canonical form is never more than a few times longer than its input. */
+    @Test
+    void theCanonicalFormIsBoundedByItsInput() {
+        org.quicktheories.QuickTheory.qt().withExamples(1000).forAll(
+                org.quicktheories.generators.SourceDSL.integers().between(-64, 63),
+                org.quicktheories.generators.SourceDSL.integers().between(1, 20)).checkAssert((exponent, count) -> {
+                    String input = ("[" + ("1e" + exponent + ",").repeat(count) + "0]");
+                    byte[] out = canonical(input);
+                    assertThat(out.length).isLessThanOrEqualTo(input.length() * (CanonicalJson.MAX_NUMBER_DIGITS + 2));
+                });
+    }
+
     private static byte[] canonical(String json) {
         return CanonicalJson.canonical(json.getBytes(StandardCharsets.UTF_8));
     }
