@@ -17,17 +17,22 @@ import java.util.TreeMap;
 final class IdempotencyRows {
     static final String IN_PROGRESS = "in_progress";
     static final String COMPLETED = "completed";
+    /** The fence reported for an in-progress row written before fences existed: no caller holds it. */
+    static final String LEGACY_FENCE = "(none: written before fences)";
 
+    /** The live record: expiry is decided on the database's clock, never on a caller's. */
     static final String SELECT = """
             SELECT fingerprint, state, status, body, created_at, expires_at,
                    ARRAY(SELECT h.key FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_names,
-                   ARRAY(SELECT h.value FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_values
+                   ARRAY(SELECT h.value FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_values,
+                   fence
             FROM idempotency_records
-            WHERE client_id = ? AND idem_key = ?
+            WHERE client_id = ? AND idem_key = ? AND expires_at > clock_timestamp()
             """;
 
     private IdempotencyRows() {}
 
+    /** The live record under {@code key} (not expired on the database's clock). */
     static Optional<KeyRecord> find(Connection c, ScopedKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(SELECT)) {
             bindKey(ps, 1, key);
@@ -55,7 +60,8 @@ final class IdempotencyRows {
         var created = Sql.instant(rs, 5);
         var expires = Sql.instant(rs, 6);
         if (IN_PROGRESS.equals(rs.getString("state"))) {
-            return new KeyRecord.InProgress(fp, created, expires);
+            String fence = rs.getString("fence");
+            return new KeyRecord.InProgress(fp, created, expires, fence == null ? LEGACY_FENCE : fence);
         }
         String[] names = strings(rs.getArray("header_names"));
         String[] values = strings(rs.getArray("header_values"));

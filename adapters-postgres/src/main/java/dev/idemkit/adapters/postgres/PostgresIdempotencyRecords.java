@@ -1,13 +1,16 @@
 package dev.idemkit.adapters.postgres;
 
+import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
+import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Instant;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -17,10 +20,12 @@ import org.slf4j.LoggerFactory;
  * Idempotency-Key records in table {@code idempotency_records}, keyed by (client_id, idem_key).
  *
  * <p>Atomic step of {@link #tryBegin}: {@code INSERT ... ON CONFLICT (client_id, idem_key) DO UPDATE
- * ... WHERE expires_at <= now}: it claims the key when absent or expired and does nothing when a live
- * record exists (which is then read and returned). {@link #complete} and {@link #release} act only on
- * the very in-progress record the caller holds (same fingerprint and creation time). Instants are
- * kept to the microsecond. Thread-safe.
+ * ... WHERE expires_at <= clock_timestamp() RETURNING ...}: it claims the key when absent or expired and does
+ * nothing when a live record exists (which is then read and returned). Every time is the database's own
+ * ({@code clock_timestamp()}): created, expires, and every comparison, so callers whose clocks differ
+ * agree on what expired. {@link #renew}, {@link #complete} and {@link #release} act only on the very
+ * in-progress claim the caller holds (its fence), and renew and complete only while it is live. Instants
+ * are kept to the microsecond. Thread-safe.
  */
 public final class PostgresIdempotencyRecords implements IdempotencyRecords {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresIdempotencyRecords.class);
@@ -28,31 +33,39 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
 
     static final String CLAIM = """
             INSERT INTO idempotency_records AS r
-                (client_id, idem_key, fingerprint, state, status, headers, body, created_at, expires_at)
-            VALUES (?, ?, ?, 'in_progress', NULL, NULL, NULL, ?, ?)
+                (client_id, idem_key, fingerprint, fence, state, status, headers, body, created_at, expires_at)
+            VALUES (?, ?, ?, ?, 'in_progress', NULL, NULL, NULL, clock_timestamp(),
+                    clock_timestamp() + ? * interval '1 millisecond')
             ON CONFLICT (client_id, idem_key) DO UPDATE
-            SET fingerprint = excluded.fingerprint, state = 'in_progress', status = NULL, headers = NULL,
-                body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
-            WHERE r.expires_at <= ?
+            SET fingerprint = excluded.fingerprint, fence = excluded.fence, state = 'in_progress', status = NULL,
+                headers = NULL, body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
+            WHERE r.expires_at <= clock_timestamp()
+            RETURNING created_at, expires_at
+            """;
+    static final String RENEW = """
+            UPDATE idempotency_records SET expires_at = clock_timestamp() + ? * interval '1 millisecond'
+            WHERE client_id = ? AND idem_key = ? AND state = 'in_progress' AND fence = ?
+              AND expires_at > clock_timestamp()
             """;
     static final String COMPLETE = """
             UPDATE idempotency_records
             SET state = 'completed', status = ?, headers = jsonb_object(?::text[], ?::text[]), body = ?,
-                expires_at = ?
-            WHERE client_id = ? AND idem_key = ? AND state = 'in_progress' AND fingerprint = ? AND created_at = ?
+                expires_at = clock_timestamp() + ? * interval '1 millisecond'
+            WHERE client_id = ? AND idem_key = ? AND state = 'in_progress' AND fence = ?
+              AND expires_at > clock_timestamp()
             """;
     static final String RELEASE = """
             DELETE FROM idempotency_records
-            WHERE client_id = ? AND idem_key = ? AND state = 'in_progress' AND fingerprint = ? AND created_at = ?
+            WHERE client_id = ? AND idem_key = ? AND state = 'in_progress' AND fence = ?
             """;
     static final String PURGE = """
             DELETE FROM idempotency_records
             WHERE (client_id, idem_key) IN (
                 SELECT client_id, idem_key FROM idempotency_records
-                WHERE expires_at <= ?
+                WHERE expires_at <= clock_timestamp()
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED)
-              AND expires_at <= ?
+              AND expires_at <= clock_timestamp()
             """;
 
     private final PostgresDatabase db;
@@ -62,16 +75,16 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
     }
 
     @Override
-    public Optional<KeyRecord> tryBegin(ScopedKey key, KeyRecord.InProgress running, Instant now) {
+    public Begin tryBegin(ScopedKey key, Fingerprint fingerprint, String fence, Duration lease) {
         Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(running, "running");
-        Objects.requireNonNull(now, "now");
+        Objects.requireNonNull(fingerprint, "fingerprint");
+        Objects.requireNonNull(lease, "lease");
         for (int attempt = 1; attempt <= VANISHED_RETRIES; attempt++) {
-            Optional<Optional<KeyRecord>> result = Sql.inTransaction(db.dataSource(), "idempotency claim",
-                    c -> claimOrRead(c, key, running, now));
+            Optional<Begin> result = Sql.inTransaction(db.dataSource(), "idempotency claim",
+                    c -> claimOrRead(c, key, fingerprint, fence, lease));
             if (result.isPresent()) {
                 LOG.debug("idempotency client={} key={} decision={}", key.client(), key.key(),
-                        result.get().isEmpty() ? "claimed" : "held");
+                        result.get() instanceof Begin.Claimed ? "claimed" : "held");
                 return result.get();
             }
         }
@@ -81,57 +94,74 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
     /**
      * Claims in the given transaction, or reads the live record.
      *
-     * @return empty when the record vanished between the claim and the read (try again); otherwise
-     *     empty-inside when claimed, or the live record
+     * @return empty when the record vanished (expired or deleted) between the claim and the read: try again
      */
-    static Optional<Optional<KeyRecord>> claimOrRead(Connection c, ScopedKey key, KeyRecord.InProgress running,
-            Instant now) throws SQLException {
+    static Optional<Begin> claimOrRead(Connection c, ScopedKey key, Fingerprint fingerprint, String fence,
+            Duration lease) throws SQLException {
+        KeyRecord.InProgress wanted = new KeyRecord.InProgress(fingerprint, java.time.Instant.EPOCH,
+                java.time.Instant.EPOCH, fence); // validates the fence before any SQL
         try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
             IdempotencyRows.bindKey(ps, 1, key);
-            ps.setString(3, running.fingerprint().hex());
-            Sql.setInstant(ps, 4, running.createdAt());
-            Sql.setInstant(ps, 5, running.expiresAt());
-            Sql.setInstant(ps, 6, now);
-            if (ps.executeUpdate() == 1) {
-                return Optional.of(Optional.empty());
+            ps.setString(3, fingerprint.hex());
+            ps.setString(4, wanted.fence());
+            ps.setLong(5, lease.toMillis());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    return Optional.of(new Begin.Claimed(new KeyRecord.InProgress(fingerprint, Sql.instant(rs, 1),
+                            Sql.instant(rs, 2), fence)));
+                }
             }
         }
-        Optional<KeyRecord> live = IdempotencyRows.find(c, key);
-        return live.isEmpty() ? Optional.empty() : Optional.of(live);
+        return IdempotencyRows.find(c, key).map(Begin.Held::new);
     }
 
     @Override
-    public boolean complete(ScopedKey key, KeyRecord.Completed done) {
+    public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
         Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(done, "done");
-        boolean stored = Sql.inTransaction(db.dataSource(), "idempotency complete", c -> complete(c, key, done));
+        Objects.requireNonNull(claim, "claim");
+        return Sql.inTransaction(db.dataSource(), "idempotency renew", c -> {
+            try (PreparedStatement ps = c.prepareStatement(RENEW)) {
+                ps.setLong(1, lease.toMillis());
+                IdempotencyRows.bindKey(ps, 2, key);
+                ps.setString(4, claim.fence());
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    @Override
+    public boolean complete(ScopedKey key, KeyRecord.InProgress claim, StoredResponse response, Duration ttl) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(claim, "claim");
+        Objects.requireNonNull(response, "response");
+        boolean stored = Sql.inTransaction(db.dataSource(), "idempotency complete",
+                c -> complete(c, key, claim, response, ttl));
         LOG.debug("idempotency client={} key={} completed status={} stored={}", key.client(), key.key(),
-                done.response().status(), stored);
+                response.status(), stored);
         return stored;
     }
 
-    static boolean complete(Connection c, ScopedKey key, KeyRecord.Completed done) throws SQLException {
+    static boolean complete(Connection c, ScopedKey key, KeyRecord.InProgress claim, StoredResponse response,
+            Duration ttl) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
-            ps.setInt(1, done.response().status());
-            IdempotencyRows.bindHeaders(c, ps, 2, done.response().headers());
-            ps.setBytes(4, done.response().body());
-            Sql.setInstant(ps, 5, done.expiresAt());
+            ps.setInt(1, response.status());
+            IdempotencyRows.bindHeaders(c, ps, 2, response.headers());
+            ps.setBytes(4, response.body());
+            ps.setLong(5, ttl.toMillis());
             IdempotencyRows.bindKey(ps, 6, key);
-            ps.setString(8, done.fingerprint().hex());
-            Sql.setInstant(ps, 9, done.createdAt());
+            ps.setString(8, claim.fence());
             return ps.executeUpdate() == 1;
         }
     }
 
     @Override
-    public void release(ScopedKey key, KeyRecord.InProgress running) {
+    public void release(ScopedKey key, KeyRecord.InProgress claim) {
         Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(running, "running");
+        Objects.requireNonNull(claim, "claim");
         int n = Sql.inTransaction(db.dataSource(), "idempotency release", c -> {
             try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
                 IdempotencyRows.bindKey(ps, 1, key);
-                ps.setString(3, running.fingerprint().hex());
-                Sql.setInstant(ps, 4, running.createdAt());
+                ps.setString(3, claim.fence());
                 return ps.executeUpdate();
             }
         });
@@ -145,16 +175,13 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
     }
 
     @Override
-    public int purgeExpired(Instant now, int batchSize) {
-        Objects.requireNonNull(now, "now");
+    public int purgeExpired(int batchSize) {
         if (batchSize < 1) {
             throw new IllegalArgumentException("batch size must be positive, got " + batchSize);
         }
         int n = Sql.inTransaction(db.dataSource(), "idempotency purge", c -> {
             try (PreparedStatement ps = c.prepareStatement(PURGE)) {
-                Sql.setInstant(ps, 1, now);
-                ps.setInt(2, batchSize);
-                Sql.setInstant(ps, 3, now);
+                ps.setInt(1, batchSize);
                 return ps.executeUpdate();
             }
         });

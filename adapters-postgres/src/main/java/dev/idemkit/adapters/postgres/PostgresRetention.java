@@ -40,7 +40,7 @@ public final class PostgresRetention {
     }
 
     /**
-     * Deletes inbox keys processed before {@code now - inboxTtl} and records expired at {@code now},
+     * Deletes inbox keys processed before {@code now - inboxTtl} and records expired on the database's clock,
      * {@code batchSize} rows per transaction, at most {@code maxBatches} batches of each kind.
      */
     public Report purge(Instant now, Duration inboxTtl, int batchSize, int maxBatches) {
@@ -59,7 +59,7 @@ public final class PostgresRetention {
         }
         long expired = 0;
         for (int i = 0; i < maxBatches; i++) {
-            int n = records.purgeExpired(now, batchSize);
+            int n = records.purgeExpired(batchSize);
             expired += n;
             if (n < batchSize) {
                 break;

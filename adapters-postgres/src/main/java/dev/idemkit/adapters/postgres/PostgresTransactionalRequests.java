@@ -11,13 +11,14 @@ import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.in.IdempotentRequests.Reply;
 import dev.idemkit.ports.in.IdempotentRequests.Request;
-import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.IdempotencyRecords.Begin;
 import dev.idemkit.ports.service.Problems;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,12 +50,10 @@ public final class PostgresTransactionalRequests {
 
     private final PostgresDatabase db;
     private final KeyPolicy policy;
-    private final Clock clock;
-
-    public PostgresTransactionalRequests(PostgresDatabase db, KeyPolicy policy, Clock clock) {
+    /** Every time is the database's own (see {@link PostgresIdempotencyRecords}): no caller's clock is read. */
+    public PostgresTransactionalRequests(PostgresDatabase db, KeyPolicy policy) {
         this.db = Objects.requireNonNull(db, "db");
         this.policy = Objects.requireNonNull(policy, "policy");
-        this.clock = Objects.requireNonNull(clock, "clock");
     }
 
     /** @return the executed or replayed response, or a 400 / 409 / 422 problem, as {@code IdempotentRequests.handle} */
@@ -105,7 +104,7 @@ public final class PostgresTransactionalRequests {
         if (committed.isEmpty() || !(committed.get() instanceof KeyRecord.Completed)) {
             return Optional.empty();
         }
-        KeyDecision decision = KeyMachine.decide(committed, fp, clock.now());
+        KeyDecision decision = KeyMachine.decideLive(committed, fp);
         if (decision instanceof KeyDecision.Replay replay) {
             return Optional.of(new Reply(replay.response(), true));
         }
@@ -123,11 +122,11 @@ public final class PostgresTransactionalRequests {
             ps.setString(1, waitMillis + "ms");
             ps.execute();
         }
-        var now = clock.now();
-        KeyRecord.InProgress mine = KeyMachine.begin(fp, now, policy);
-        Optional<Optional<KeyRecord>> claim;
+        // the claim stays uncommitted (and so invisible, its row locked) until the effect and the response commit
+        // with it: no lease can lapse under a running request, so the claim lives as long as the response would
+        Optional<Begin> claim;
         try {
-            claim = PostgresIdempotencyRecords.claimOrRead(c, key, mine, now);
+            claim = PostgresIdempotencyRecords.claimOrRead(c, key, fp, UUID.randomUUID().toString(), policy.ttl());
         } catch (SQLException e) {
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
                 unit.setRollbackOnly();
@@ -138,17 +137,16 @@ public final class PostgresTransactionalRequests {
         if (claim.isEmpty()) {
             return Again.CLAIM;
         }
-        if (claim.get().isEmpty()) {
+        if (claim.get() instanceof Begin.Claimed mine) {
             StoredResponse response = Transactions.effect(execution::execute, unit);
-            Optional<KeyRecord> finished = KeyMachine.finish(mine, response, clock.now(), policy);
-            if (finished.isEmpty()) {
+            if (response.isServerError()) {
                 unit.setRollbackOnly();
-            } else if (!PostgresIdempotencyRecords.complete(c, key, (KeyRecord.Completed) finished.get())) {
+            } else if (!PostgresIdempotencyRecords.complete(c, key, mine.claim(), response, policy.ttl())) {
                 throw new IllegalStateException("a claim held in this transaction could not be completed");
             }
             return new Reply(response, false);
         }
-        KeyDecision decision = KeyMachine.decide(claim.get(), fp, now);
+        KeyDecision decision = KeyMachine.decideLive(Optional.of(((Begin.Held) claim.get()).live()), fp);
         if (decision instanceof KeyDecision.Replay replay) {
             return new Reply(replay.response(), true);
         }

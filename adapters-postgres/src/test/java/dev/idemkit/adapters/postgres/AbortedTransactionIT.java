@@ -115,8 +115,7 @@ class AbortedTransactionIT {
 
     @Test
     void aRequestWhoseEffectSwallowsAStatementErrorIsNotAnsweredAsCreatedAndReleasesItsKey() {
-        PostgresTransactionalRequests requests = new PostgresTransactionalRequests(pg.db(), KeyPolicy.defaults(),
-                Clock.system());
+        PostgresTransactionalRequests requests = new PostgresTransactionalRequests(pg.db(), KeyPolicy.defaults());
         ClientId client = ClientId.of("client-" + UUID.randomUUID());
         String account = "acc-" + UUID.randomUUID();
         Request request = new Request(client, "key-1", "POST", "/payments",

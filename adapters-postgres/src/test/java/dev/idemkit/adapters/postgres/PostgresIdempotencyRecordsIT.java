@@ -6,6 +6,9 @@ import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
+import dev.idemkit.ports.out.IdempotencyRecords.Begin;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -16,7 +19,6 @@ import org.junit.jupiter.api.Test;
 
 /** PostgreSQL specifics of the Idempotency-Key records beyond the contract suite. */
 class PostgresIdempotencyRecordsIT {
-    private static final Instant T0 = Instant.parse("2026-01-01T10:00:00.123456Z");
     private static TestDatabase pg;
     private static PostgresIdempotencyRecords records;
 
@@ -32,55 +34,68 @@ class PostgresIdempotencyRecordsIT {
     }
 
     @Test
-    void aCompletedResponseComesBackByteForByteWithItsHeaders() {
+    void aCompletedResponseComesBackByteForByteWithItsHeadersAndTheDatabasesTimes() {
         ScopedKey key = ScopedKey.of("client-" + UUID.randomUUID(), "k1");
-        KeyRecord.InProgress running = new KeyRecord.InProgress(Fingerprint.of("req"), T0, T0.plusSeconds(60));
         byte[] body = {0, 1, 2, (byte) 0xff, '"', '\\', '\n'};
         StoredResponse response = new StoredResponse(201, Map.of("Content-Type", "application/json",
                 "Location", "/orders/1?x=\"y\""), body);
+        Instant before = Instant.now().minusSeconds(5);
 
-        assertThat(records.tryBegin(key, running, T0)).isEmpty();
-        assertThat(records.complete(key, new KeyRecord.Completed(running.fingerprint(), response, T0, T0.plusSeconds(3600))))
-                .isTrue();
+        KeyRecord.InProgress claim = ((Begin.Claimed) records.tryBegin(key, Fingerprint.of("req"), "f-1",
+                Duration.ofSeconds(60))).claim();
+        assertThat(claim.createdAt()).isAfter(before);
+        assertThat(Duration.between(claim.createdAt(), claim.expiresAt())).isEqualTo(Duration.ofSeconds(60));
+        assertThat(records.complete(key, claim, response, Duration.ofHours(1))).isTrue();
 
         KeyRecord found = records.find(key).orElseThrow();
         assertThat(found).isInstanceOf(KeyRecord.Completed.class);
         assertThat(((KeyRecord.Completed) found).response()).isEqualTo(response);
-        assertThat(found.createdAt()).isEqualTo(T0);
+        assertThat(found.createdAt()).isEqualTo(claim.createdAt());
+        assertThat(found.expiresAt()).isAfter(claim.createdAt().plus(Duration.ofMinutes(59)));
         assertThat(pg.queryLong("SELECT count(*) FROM idempotency_records WHERE headers ->> 'Location' = ?",
                 "/orders/1?x=\"y\"")).isOne();
     }
 
     @Test
-    void completeFailsWhenTheClaimExpiredAndWasTakenOver() {
+    void anExpiryIsTheDatabasesToDecideWhateverACallersClockSays() throws Exception {
         ScopedKey key = ScopedKey.of("client-" + UUID.randomUUID(), "k2");
-        KeyRecord.InProgress first = new KeyRecord.InProgress(Fingerprint.of("req"), T0, T0.plusSeconds(10));
-        Instant later = T0.plusSeconds(11);
-        KeyRecord.InProgress second = new KeyRecord.InProgress(Fingerprint.of("req"), later, later.plusSeconds(10));
-        StoredResponse ok = new StoredResponse(200, Map.of(), new byte[] {1});
-
-        assertThat(records.tryBegin(key, first, T0)).isEmpty();
-        assertThat(records.tryBegin(key, second, later)).as("expired claim is taken over").isEmpty();
-        assertThat(records.complete(key, new KeyRecord.Completed(first.fingerprint(), ok, T0, later))).isFalse();
-        records.release(key, first);
-        assertThat(records.find(key)).contains(second);
+        KeyRecord.InProgress claim = ((Begin.Claimed) records.tryBegin(key, Fingerprint.of("req"), "f-1",
+                Duration.ofHours(1))).claim();
+        // nothing a caller passes can make a live claim look expired: there is no caller's time to pass
+        assertThat(records.tryBegin(key, Fingerprint.of("req"), "f-2", Duration.ofHours(1))).isInstanceOf(Begin.Held.class);
+        // moved into the past on the database's clock, it is expired at once
+        try (Connection c = pg.connection(); PreparedStatement ps = c.prepareStatement(
+                "UPDATE idempotency_records SET expires_at = clock_timestamp() - interval '1 second'"
+                        + " WHERE client_id = ? AND idem_key = ?")) {
+            ps.setString(1, key.client().value());
+            ps.setString(2, key.key().value());
+            ps.executeUpdate();
+            c.commit();
+        }
+        assertThat(records.find(key)).isEmpty();
+        assertThat(records.complete(key, claim, new StoredResponse(200, Map.of(), new byte[0]), Duration.ofHours(1)))
+                .as("a lapsed claim completes nothing").isFalse();
+        assertThat(records.tryBegin(key, Fingerprint.of("req"), "f-3", Duration.ofHours(1))).isInstanceOf(Begin.Claimed.class);
     }
 
     @Test
-    void purgeDeletesExpiredRecordsInBoundedBatchesAndKeepsLiveOnes() {
+    void purgeDeletesExpiredRecordsInBoundedBatchesAndKeepsLiveOnes() throws Exception {
         String client = "client-" + UUID.randomUUID();
         for (int i = 0; i < 7; i++) {
-            records.tryBegin(ScopedKey.of(client, "old-" + i),
-                    new KeyRecord.InProgress(Fingerprint.of("r"), T0, T0.plus(Duration.ofMinutes(1))), T0);
+            records.tryBegin(ScopedKey.of(client, "old-" + i), Fingerprint.of("r"), "f-" + i, Duration.ofMillis(1));
         }
         ScopedKey live = ScopedKey.of(client, "live");
-        records.tryBegin(live, new KeyRecord.InProgress(Fingerprint.of("r"), T0, T0.plus(Duration.ofDays(1))), T0);
-        Instant now = T0.plus(Duration.ofHours(1));
+        records.tryBegin(live, Fingerprint.of("r"), "f-live", Duration.ofDays(1));
+        Thread.sleep(50);
+        long expiredBefore = pg.queryLong("SELECT count(*) FROM idempotency_records WHERE expires_at <= clock_timestamp()");
 
-        assertThat(records.purgeExpired(now, 3)).isEqualTo(3);
-        assertThat(records.purgeExpired(now, 3)).isEqualTo(3);
-        assertThat(records.purgeExpired(now, 3)).isEqualTo(1);
-        assertThat(records.purgeExpired(now, 3)).isZero();
+        int purged = 0;
+        for (int n; (n = records.purgeExpired(3)) > 0; ) {
+            assertThat(n).isLessThanOrEqualTo(3);
+            purged += n;
+        }
+        assertThat(purged).isGreaterThanOrEqualTo(7).isEqualTo((int) expiredBefore);
+        assertThat(pg.queryLong("SELECT count(*) FROM idempotency_records WHERE client_id = ?", client)).isOne();
         assertThat(records.find(live)).isPresent();
     }
 }

@@ -30,7 +30,7 @@ class PostgresTransactionalRequestsIT {
     @BeforeAll
     static void start() {
         pg = TestDatabase.start(PARALLEL + 4);
-        requests = new PostgresTransactionalRequests(pg.db(), KeyPolicy.defaults(), Clock.system());
+        requests = new PostgresTransactionalRequests(pg.db(), KeyPolicy.defaults());
     }
 
     @AfterAll
@@ -103,7 +103,7 @@ class PostgresTransactionalRequestsIT {
     void aRequestWaitingLongerThanTheBoundGets409() throws Exception {
         ClientId client = ClientId.of("client-" + UUID.randomUUID());
         PostgresTransactionalRequests impatient = new PostgresTransactionalRequests(pg.db(),
-                KeyPolicy.defaults().withWaitBound(Duration.ofMillis(200)), Clock.system());
+                KeyPolicy.defaults().withWaitBound(Duration.ofMillis(200)));
         Thread slow = new Thread(() -> impatient.handle(request(client, "k", "{}"), work -> {
             Thread.sleep(1500);
             return new StoredResponse(200, Map.of(), new byte[0]);
@@ -119,7 +119,7 @@ class PostgresTransactionalRequestsIT {
     void theTransactionalPathAndThePollingServiceShareTheTableCorrectly() {
         ClientId client = ClientId.of("client-" + UUID.randomUUID());
         IdempotentRequestService polling = new IdempotentRequestService(new PostgresIdempotencyRecords(pg.db()),
-                KeyPolicy.defaults(), Clock.system());
+                KeyPolicy.defaults());
         Reply first = polling.handle(request(client, "k", "{}"), () -> new StoredResponse(201, Map.of(), new byte[] {7}));
         Reply second = requests.handle(request(client, "k", "{}"), work -> new StoredResponse(500, Map.of(), new byte[0]));
 

@@ -56,11 +56,6 @@ final class KeyLayout {
         return key.startsWith(inboxPrefix) || key.startsWith(recordPrefix);
     }
 
-    /** A SCAN pattern matching every record key (the prefix holds no glob characters). */
-    String recordPattern() {
-        return prefix + ":idem:*";
-    }
-
     static String enc(String value) {
         return B64.encodeToString(value.getBytes(StandardCharsets.US_ASCII));
     }

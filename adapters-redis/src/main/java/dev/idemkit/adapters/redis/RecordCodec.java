@@ -20,14 +20,6 @@ final class RecordCodec {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    static byte[] seconds(Instant t) {
-        return text(Long.toString(t.getEpochSecond()));
-    }
-
-    static byte[] nanos(Instant t) {
-        return text(Integer.toString(t.getNano()));
-    }
-
     static byte[] headers(Map<String, String> headers) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         new TreeMap<>(headers).forEach((name, value) -> {
@@ -64,11 +56,16 @@ final class RecordCodec {
 
     /** The record from an HGETALL reply (alternating field names and values); empty for an empty reply. */
     static Optional<KeyRecord> decode(List<?> flat) {
-        if (flat == null || flat.isEmpty()) {
+        return decode(flat, 0);
+    }
+
+    /** As {@link #decode(List)}, the fields starting at {@code from} (after a leading verdict). */
+    static Optional<KeyRecord> decode(List<?> flat, int from) {
+        if (flat == null || flat.size() <= from) {
             return Optional.empty();
         }
         Map<String, byte[]> f = new HashMap<>();
-        for (int i = 0; i + 1 < flat.size(); i += 2) {
+        for (int i = from; i + 1 < flat.size(); i += 2) {
             f.put(new String((byte[]) flat.get(i), StandardCharsets.UTF_8), (byte[]) flat.get(i + 1));
         }
         Fingerprint fingerprint = new Fingerprint(str(f, "f"));
@@ -78,7 +75,7 @@ final class RecordCodec {
             StoredResponse response = new StoredResponse(Integer.parseInt(str(f, "st")), headers(f.get("h")), f.get("b"));
             return Optional.of(new KeyRecord.Completed(fingerprint, response, created, expires));
         }
-        return Optional.of(new KeyRecord.InProgress(fingerprint, created, expires));
+        return Optional.of(new KeyRecord.InProgress(fingerprint, created, expires, str(f, "g")));
     }
 
     private static String str(Map<String, byte[]> fields, String name) {

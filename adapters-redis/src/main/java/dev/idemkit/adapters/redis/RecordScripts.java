@@ -1,58 +1,71 @@
 package dev.idemkit.adapters.redis;
 
 /**
- * The Idempotency-Key record scripts. A record is one hash: s (P|C), f (fingerprint), cs/cn (createdAt epoch
- * seconds/nanos), es/en (expiresAt), and when completed st (status), h (headers), b (body bytes). Expiry is
- * decided on the caller's {@code now}, compared as (seconds, nanos); the Redis TTL only removes what is dead.
+ * The Idempotency-Key record scripts. A record is one hash: s (P|C), f (fingerprint), g (the claim's fence),
+ * cs/cn (createdAt epoch seconds/nanos), es/en (expiresAt), and when completed st (status), h (headers), b (body
+ * bytes). Every time is Redis' own ({@code TIME}), and a record lives exactly as long as its key: the key's TTL is
+ * the claim's lease, or the completed response's TTL, so expiry is decided by Redis' clock alone and a record that
+ * exists is live. Callers' clocks are never read.
  */
 final class RecordScripts {
     private RecordScripts() {}
 
-    /** Live iff now < expiresAt. Shared prologue: {@code live(key, nowSeconds, nowNanos)}. */
-    private static final String LIVE = """
-            local function live(k, ns, nn)
-              local e = redis.call('HMGET', k, 'es', 'en')
-              if not e[1] then return false end
-              local es, en = tonumber(e[1]), tonumber(e[2])
-              return ns < es or (ns == es and nn < en)
+    /** Shared prologue: {@code stamp(ms)} sets es/en to Redis' now + ms and returns the created pair (now). */
+    private static final String STAMP = """
+            local function stamp(k, ms)
+              local t = redis.call('TIME')
+              local s, n = tonumber(t[1]), tonumber(t[2]) * 1000
+              local extra = n + (ms % 1000) * 1000000
+              local es = s + math.floor(ms / 1000) + math.floor(extra / 1000000000)
+              local en = extra % 1000000000
+              redis.call('HSET', k, 'es', string.format('%d', es), 'en', string.format('%d', en))
+              redis.call('PEXPIRE', k, ms)
+              return {string.format('%d', s), string.format('%d', n)}
             end
             """;
 
     /**
-     * tryBegin. KEYS[1]; ARGV now_s, now_n, f, cs, cn, es, en, ttl ms. Returns the live record's fields (HGETALL),
-     * or an empty list when the caller now holds the claim.
+     * tryBegin. KEYS[1]; ARGV f, fence, lease ms. Returns {@code {'held', <HGETALL>...}} when a record exists (it
+     * is live: its TTL has not run out), otherwise claims and returns {@code {'claimed', <HGETALL>...}}.
      */
-    static final String BEGIN = LIVE + """
-            if live(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])) then return redis.call('HGETALL', KEYS[1]) end
-            redis.call('DEL', KEYS[1])
-            redis.call('HSET', KEYS[1], 's', 'P', 'f', ARGV[3], 'cs', ARGV[4], 'cn', ARGV[5], 'es', ARGV[6], 'en', ARGV[7])
-            redis.call('PEXPIRE', KEYS[1], ARGV[8])
-            return {}
+    static final String BEGIN = STAMP + """
+            if redis.call('EXISTS', KEYS[1]) == 1 then
+              local r = redis.call('HGETALL', KEYS[1])
+              table.insert(r, 1, 'held')
+              return r
+            end
+            redis.call('HSET', KEYS[1], 's', 'P', 'f', ARGV[1], 'g', ARGV[2])
+            local now = stamp(KEYS[1], tonumber(ARGV[3]))
+            redis.call('HSET', KEYS[1], 'cs', now[1], 'cn', now[2])
+            local r = redis.call('HGETALL', KEYS[1])
+            table.insert(r, 1, 'claimed')
+            return r
             """;
 
-    /** The in-progress record identified by ARGV f, cs, cn (1..3) is still there. */
+    /** The in-progress record of the fence in ARGV[1] is still there (and so live). */
     private static final String OURS = """
-            local r = redis.call('HMGET', KEYS[1], 's', 'f', 'cs', 'cn')
-            local ours = r[1] == 'P' and r[2] == ARGV[1] and r[3] == ARGV[2] and r[4] == ARGV[3]
+            local r = redis.call('HMGET', KEYS[1], 's', 'g')
+            local ours = r[1] == 'P' and r[2] == ARGV[1]
             """;
 
-    /** complete. KEYS[1]; ARGV f, cs, cn, st, h, b, es, en, ttl ms. Returns 1 when stored, 0 when the claim was lost. */
-    static final String COMPLETE = OURS + """
+    /** renew. KEYS[1]; ARGV fence, lease ms. Returns 1 when the lease runs again from Redis' now, 0 when lost. */
+    static final String RENEW = STAMP + OURS + """
             if not ours then return 0 end
-            redis.call('HSET', KEYS[1], 's', 'C', 'st', ARGV[4], 'h', ARGV[5], 'b', ARGV[6], 'es', ARGV[7], 'en', ARGV[8])
-            redis.call('PEXPIRE', KEYS[1], ARGV[9])
+            stamp(KEYS[1], tonumber(ARGV[2]))
             return 1
             """;
 
-    /** release. KEYS[1]; ARGV f, cs, cn. Deletes only that in-progress record; returns 1 when deleted. */
-    static final String RELEASE = OURS + """
+    /** complete. KEYS[1]; ARGV fence, st, h, b, ttl ms. Returns 1 when stored, 0 when the claim was lost. */
+    static final String COMPLETE = STAMP + OURS + """
             if not ours then return 0 end
-            return redis.call('DEL', KEYS[1])
+            redis.call('HSET', KEYS[1], 's', 'C', 'st', ARGV[2], 'h', ARGV[3], 'b', ARGV[4])
+            stamp(KEYS[1], tonumber(ARGV[5]))
+            return 1
             """;
 
-    /** purge one. KEYS[1]; ARGV now_s, now_n. Deletes the record when it is expired at now; returns 1 when deleted. */
-    static final String PURGE = LIVE + """
-            if redis.call('EXISTS', KEYS[1]) == 0 or live(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])) then return 0 end
+    /** release. KEYS[1]; ARGV fence. Deletes only that in-progress record; returns 1 when deleted. */
+    static final String RELEASE = OURS + """
+            if not ours then return 0 end
             return redis.call('DEL', KEYS[1])
             """;
 }

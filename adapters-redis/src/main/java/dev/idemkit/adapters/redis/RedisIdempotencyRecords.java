@@ -1,15 +1,15 @@
 package dev.idemkit.adapters.redis;
 
-import static dev.idemkit.adapters.redis.RecordCodec.nanos;
-import static dev.idemkit.adapters.redis.RecordCodec.seconds;
 import static dev.idemkit.adapters.redis.RecordCodec.text;
 
+import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
+import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.out.IdempotencyRecords;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -22,65 +22,68 @@ import org.slf4j.LoggerFactory;
 /**
  * Idempotency-Key records on Redis, one hash per (client, key) under
  * {@code <prefix>:idem:{<b64 client>.<b64 key>}}: base64url-encoded parts, so no crafted key reaches another
- * client's record. Atomic step: the begin script ({@link RecordScripts#BEGIN}), which claims a key that is absent
- * or expired at the caller's {@code now} and otherwise returns the live record. Completion and release are
- * compare-and-set scripts on the in-progress record (fingerprint and creation time). Status, headers and body are
- * stored as bytes ({@code ByteArrayCodec}) and replayed byte for byte. Each record carries a Redis TTL of its
- * lifetime plus one minute, so Redis removes dead records by itself; {@link #purgeExpired} exists for the port
- * and removes what is expired but not yet evicted. Thread-safe.
+ * client's record. Atomic step: the begin script ({@link RecordScripts#BEGIN}), which claims a key that has no record
+ * and otherwise returns the record there. Time is Redis' alone: the key's TTL is the claim's lease (renewed by
+ * {@link #renew}) or the completed response's TTL, set from Redis' {@code TIME}, so a record exists exactly while it is
+ * live and no caller's clock decides an expiry. Renewal, completion and release are compare-and-set scripts on the
+ * claim's fence. Status, headers and body are stored as bytes ({@code ByteArrayCodec}) and replayed byte for byte.
+ * {@link #purgeExpired} has nothing to do: Redis removes a record when its TTL runs out. Thread-safe.
  */
 public final class RedisIdempotencyRecords implements IdempotencyRecords {
     private static final Logger LOG = LoggerFactory.getLogger(RedisIdempotencyRecords.class);
-    /** Keeps an expired record visible to find() and purge for a while after its expiry. */
-    static final Duration GRACE = Duration.ofMinutes(1);
 
-    private final RedissonClient client;
     private final RScript script;
     private final KeyLayout layout;
 
     public RedisIdempotencyRecords(RedissonClient client, RedisSettings settings) {
-        this.client = Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(client, "client");
         this.script = client.getScript(ByteArrayCodec.INSTANCE);
         this.layout = new KeyLayout(settings.keyPrefix(), settings.hashTagScope());
     }
 
     @Override
-    public Optional<KeyRecord> tryBegin(ScopedKey key, KeyRecord.InProgress running, Instant now) {
+    public Begin tryBegin(ScopedKey key, Fingerprint fingerprint, String fence, Duration lease) {
         Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(running, "running");
-        Objects.requireNonNull(now, "now");
+        Objects.requireNonNull(fingerprint, "fingerprint");
+        String validFence = new KeyRecord.InProgress(fingerprint, Instant.EPOCH, Instant.EPOCH, fence).fence();
         String k = layout.record(key);
         List<?> reply = Failures.call("claim an idempotency key", () -> script.eval(k, RScript.Mode.READ_WRITE,
-                RecordScripts.BEGIN, RScript.ReturnType.LIST, List.of(k), seconds(now), nanos(now),
-                text(running.fingerprint().hex()), seconds(running.createdAt()), nanos(running.createdAt()),
-                seconds(running.expiresAt()), nanos(running.expiresAt()), ttl(now, running.expiresAt())));
-        Optional<KeyRecord> live = RecordCodec.decode(reply);
-        LOG.debug("idempotency-key decision={} client={}", live.isEmpty() ? "claimed" : "held", key.client());
-        return live;
+                RecordScripts.BEGIN, RScript.ReturnType.LIST, List.of(k), text(fingerprint.hex()), text(validFence),
+                millis(lease)));
+        boolean claimed = "claimed".equals(new String((byte[]) reply.get(0), StandardCharsets.UTF_8));
+        KeyRecord record = RecordCodec.decode(reply, 1).orElseThrow(() ->
+                new IllegalStateException("the begin script answered without a record"));
+        LOG.debug("idempotency-key decision={} client={}", claimed ? "claimed" : "held", key.client());
+        return claimed ? new Begin.Claimed((KeyRecord.InProgress) record) : new Begin.Held(record);
     }
 
     @Override
-    public boolean complete(ScopedKey key, KeyRecord.Completed done) {
+    public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
+        String k = layout.record(Objects.requireNonNull(key, "key"));
+        Long renewed = Failures.call("renew an idempotency key", () -> script.eval(k, RScript.Mode.READ_WRITE,
+                RecordScripts.RENEW, RScript.ReturnType.LONG, List.of(k), text(claim.fence()), millis(lease)));
+        LOG.debug("idempotency-key decision={} client={}", renewed == 1L ? "renewed" : "claim-lost", key.client());
+        return renewed == 1L;
+    }
+
+    @Override
+    public boolean complete(ScopedKey key, KeyRecord.InProgress claim, StoredResponse response, Duration ttl) {
         Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(done, "done");
+        Objects.requireNonNull(response, "response");
         String k = layout.record(key);
         Long stored = Failures.call("complete an idempotency key", () -> script.eval(k, RScript.Mode.READ_WRITE,
-                RecordScripts.COMPLETE, RScript.ReturnType.LONG, List.of(k), text(done.fingerprint().hex()),
-                seconds(done.createdAt()), nanos(done.createdAt()), text(Integer.toString(done.response().status())),
-                RecordCodec.headers(done.response().headers()), done.response().body(), seconds(done.expiresAt()),
-                nanos(done.expiresAt()), ttl(done.createdAt(), done.expiresAt())));
+                RecordScripts.COMPLETE, RScript.ReturnType.LONG, List.of(k), text(claim.fence()),
+                text(Integer.toString(response.status())), RecordCodec.headers(response.headers()), response.body(),
+                millis(ttl)));
         LOG.debug("idempotency-key decision={} client={}", stored == 1L ? "completed" : "claim-lost", key.client());
         return stored == 1L;
     }
 
     @Override
-    public void release(ScopedKey key, KeyRecord.InProgress running) {
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(running, "running");
-        String k = layout.record(key);
+    public void release(ScopedKey key, KeyRecord.InProgress claim) {
+        String k = layout.record(Objects.requireNonNull(key, "key"));
         Failures.call("release an idempotency key", () -> script.eval(k, RScript.Mode.READ_WRITE,
-                RecordScripts.RELEASE, RScript.ReturnType.LONG, List.of(k), text(running.fingerprint().hex()),
-                seconds(running.createdAt()), nanos(running.createdAt())));
+                RecordScripts.RELEASE, RScript.ReturnType.LONG, List.of(k), text(claim.fence())));
         LOG.debug("idempotency-key decision=released client={}", key.client());
     }
 
@@ -92,32 +95,16 @@ public final class RedisIdempotencyRecords implements IdempotencyRecords {
         return RecordCodec.decode(reply);
     }
 
-    /**
-     * Scans this prefix's record keys and deletes, each by a compare-and-delete script, those expired at
-     * {@code now}, up to {@code batchSize}. Redis' own TTL removes records a minute after their expiry anyway.
-     */
+    /** Nothing to purge: a record's key expires by its TTL, on Redis' clock. */
     @Override
-    public int purgeExpired(Instant now, int batchSize) {
-        Objects.requireNonNull(now, "now");
+    public int purgeExpired(int batchSize) {
         if (batchSize < 1) {
             throw new IllegalArgumentException("batch size must be at least 1, got " + batchSize);
         }
-        return Failures.call("purge idempotency keys", () -> {
-            int removed = 0;
-            Iterator<String> keys = client.getKeys().getKeysByPattern(layout.recordPattern(), 500).iterator();
-            while (removed < batchSize && keys.hasNext()) {
-                String k = keys.next();
-                Long deleted = script.eval(k, RScript.Mode.READ_WRITE, RecordScripts.PURGE, RScript.ReturnType.LONG,
-                        List.of(k), seconds(now), nanos(now));
-                removed += deleted.intValue();
-            }
-            LOG.debug("idempotency-key decision=purged count={}", removed);
-            return removed;
-        });
+        return 0;
     }
 
-    private static byte[] ttl(Instant from, Instant to) {
-        long millis = Math.max(1, Duration.between(from, to).toMillis()) + GRACE.toMillis();
-        return text(Long.toString(millis));
+    private static byte[] millis(Duration d) {
+        return text(Long.toString(Math.max(1, d.toMillis())));
     }
 }

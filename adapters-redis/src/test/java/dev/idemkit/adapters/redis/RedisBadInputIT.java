@@ -11,11 +11,13 @@ import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.domain.inbox.InboxKey;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
+import dev.idemkit.ports.out.IdempotencyRecords;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -25,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class RedisBadInputIT {
     private static final List<String> INVALID = List.of("", " ", "has space", "line\nbreak", "tab\t", "ação",
             "x".repeat(256), "nul\u0000");
-    private static final Instant NOW = Instant.parse("2030-01-01T00:00:00Z");
+    private static final Duration LEASE = Duration.ofSeconds(60);
     private static RedisTestServer redis;
     private static RedisInboxStore inbox;
     private static RedisIdempotencyRecords records;
@@ -52,13 +54,13 @@ class RedisBadInputIT {
                 return null;
             })).as("message id %s", bad).isInstanceOf(InvalidKeyException.class);
             assertThatThrownBy(() -> inbox.recorded(InboxKey.of(bad, "m-1"))).isInstanceOf(InvalidKeyException.class);
-            assertThatThrownBy(() -> records.tryBegin(ScopedKey.of("client", bad), running("r"), NOW))
+            assertThatThrownBy(() -> records.tryBegin(ScopedKey.of("client", bad), Fingerprint.of("r"), "f-1", LEASE))
                     .as("idempotency key %s", bad).isInstanceOf(InvalidKeyException.class);
             assertThatThrownBy(() -> records.find(ScopedKey.of(bad, "key"))).isInstanceOf(InvalidKeyException.class);
         }
         assertThatThrownBy(() -> inbox.runOnce(null, Fingerprint.of("b"), work -> null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> inbox.runOnce(InboxKey.of("c", "m"), null, work -> null)).isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> records.tryBegin(null, running("r"), NOW)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> records.tryBegin(null, Fingerprint.of("r"), "f-1", LEASE)).isInstanceOf(NullPointerException.class);
         assertThat(effects).hasValue(0);
         assertThat(new HashSet<>(redis.keys())).as("keys under the prefix").isEqualTo(before);
     }
@@ -77,13 +79,11 @@ class RedisBadInputIT {
     @Test
     void craftedClientIdsAndKeysNeverReachAnotherClientsRecord() {
         ScopedKey alice = ScopedKey.of("alice", "order-1");
-        KeyRecord.InProgress mine = running("alice's order");
         Set<String> before = new HashSet<>(redis.keys());
-        records.tryBegin(alice, mine, NOW);
-        KeyRecord.Completed done = new KeyRecord.Completed(mine.fingerprint(),
-                new StoredResponse(201, Map.of("Location", "/orders/1"), "secret".getBytes(StandardCharsets.UTF_8)),
-                NOW, NOW.plusSeconds(3600));
-        assertThat(records.complete(alice, done)).isTrue();
+        KeyRecord.InProgress mine = claim(alice, "alice's order");
+        StoredResponse secret = new StoredResponse(201, Map.of("Location", "/orders/1"),
+                "secret".getBytes(StandardCharsets.UTF_8));
+        assertThat(records.complete(alice, mine, secret, Duration.ofHours(1))).isTrue();
         Set<String> aliceKeys = new HashSet<>(redis.keys());
         aliceKeys.removeAll(before);
         assertThat(aliceKeys).hasSize(1);
@@ -97,11 +97,14 @@ class RedisBadInputIT {
                 ScopedKey.of("bob", "order-1"), ScopedKey.of("ALICE", "order-1"), ScopedKey.of("*", "*"));
         for (ScopedKey attacker : crafted) {
             assertThat(records.find(attacker)).as("find by %s", attacker).isEmpty();
-            assertThat(records.tryBegin(attacker, running("attack"), NOW)).as("claim by %s", attacker).isEmpty();
-            assertThat(records.complete(attacker, new KeyRecord.Completed(running("attack").fingerprint(),
-                    new StoredResponse(200, Map.of(), new byte[0]), NOW, NOW.plusSeconds(60)))).isTrue();
+            KeyRecord.InProgress theirs = claim(attacker, "attack");
+            assertThat(records.complete(attacker, theirs, new StoredResponse(200, Map.of(), new byte[0]),
+                    Duration.ofMinutes(1))).isTrue();
+            assertThat(records.complete(alice, theirs, new StoredResponse(200, Map.of(), new byte[0]),
+                    Duration.ofMinutes(1))).as("another claim's fence completes nothing of alice's").isFalse();
         }
-        assertThat(records.find(alice)).contains(done);
+        assertThat(records.find(alice)).hasValueSatisfying(r ->
+                assertThat(((KeyRecord.Completed) r).response()).isEqualTo(secret));
         Set<String> distinct = new HashSet<>(redis.keys());
         distinct.removeAll(before);
         assertThat(distinct).hasSize(crafted.size() + 1).contains(aliceRedisKey);
@@ -117,7 +120,9 @@ class RedisBadInputIT {
         assertThat(inbox.recorded(InboxKey.of("a", "b"))).isEmpty();
     }
 
-    private static KeyRecord.InProgress running(String request) {
-        return new KeyRecord.InProgress(Fingerprint.of(request), NOW, NOW.plusSeconds(60));
+    private static KeyRecord.InProgress claim(ScopedKey key, String request) {
+        IdempotencyRecords.Begin begun = records.tryBegin(key, Fingerprint.of(request), "f-" + UUID.randomUUID(), LEASE);
+        assertThat(begun).as("claim by %s", key).isInstanceOf(IdempotencyRecords.Begin.Claimed.class);
+        return ((IdempotencyRecords.Begin.Claimed) begun).claim();
     }
 }

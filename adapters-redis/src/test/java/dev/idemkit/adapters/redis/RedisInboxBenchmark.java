@@ -10,7 +10,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -131,13 +130,12 @@ public final class RedisInboxBenchmark {
         store.runOnce(key, BODY, w -> null);
         long inbox = redis.client.getBucket(store.layout().inbox(key)).sizeInMemory();
         RedisIdempotencyRecords records = new RedisIdempotencyRecords(redis.client, redis.settings);
-        Instant now = Instant.now();
         ScopedKey scoped = ScopedKey.of("client-42", "0f8fad5b-d9cb-469f-a165-70867728950e");
-        KeyRecord.InProgress running = new KeyRecord.InProgress(BODY, now, now.plusSeconds(86_400));
-        records.tryBegin(scoped, running, now);
+        KeyRecord.InProgress running = ((dev.idemkit.ports.out.IdempotencyRecords.Begin.Claimed) records.tryBegin(
+                scoped, BODY, "0f8fad5b-d9cb-469f-a165-70867728950e", java.time.Duration.ofSeconds(60))).claim();
         byte[] body = "{\"id\":\"order-42\",\"status\":\"created\",\"amount\":1999}".getBytes(StandardCharsets.UTF_8);
-        records.complete(scoped, new KeyRecord.Completed(BODY, new StoredResponse(201,
-                Map.of("Content-Type", "application/json"), body), now, now.plusSeconds(86_400)));
+        records.complete(scoped, running, new StoredResponse(201, Map.of("Content-Type", "application/json"), body),
+                java.time.Duration.ofDays(1));
         long record = redis.client.getKeys().getKeysStreamByPattern(redis.prefix() + ":idem:*")
                 .mapToLong(k -> redis.client.getBucket(k).sizeInMemory()).sum();
         System.out.printf("MEMORY USAGE: completed inbox key %d bytes (key %d chars); Idempotency-Key record with a %d-byte"

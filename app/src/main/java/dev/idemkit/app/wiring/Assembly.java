@@ -159,7 +159,7 @@ public final class Assembly implements AutoCloseable {
 
     /** The payments flow of {@code POST /payments} for the assembled store (24 h TTL, 10 s wait bound). */
     public PaymentCharger paymentCharger() {
-        return store.charger(KeyPolicy.defaults(), clock);
+        return store.charger(KeyPolicy.defaults());
     }
 
     /** The consumer runtime for one of the app's consumers, with the configured retry policy. */

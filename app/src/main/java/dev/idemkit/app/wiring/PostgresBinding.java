@@ -13,7 +13,6 @@ import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.adapters.postgres.PostgresTransactionalRequests;
 import dev.idemkit.domain.httpkey.KeyPolicy;
-import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.InboxStore;
@@ -68,8 +67,8 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
 
     /** The charge runs in the claim's transaction: key, charge and stored response commit together. */
     @Override
-    public PaymentCharger charger(KeyPolicy policy, Clock clock) {
-        PostgresTransactionalRequests requests = new PostgresTransactionalRequests(db, policy, clock);
+    public PaymentCharger charger(KeyPolicy policy) {
+        PostgresTransactionalRequests requests = new PostgresTransactionalRequests(db, policy);
         return (request, payment, beforeCharge) -> requests.handle(request, work -> {
             beforeCharge.run();
             return PaymentCharger.created(JdbcPaymentLedger.charge(work.connection(), request.client(), payment));

@@ -8,7 +8,6 @@ import dev.idemkit.app.consumers.RedisEffects;
 import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.domain.httpkey.KeyPolicy;
-import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.service.IdempotentRequestService;
 import dev.idemkit.app.payments.RedisPaymentLedger;
 import dev.idemkit.ports.out.Guarantee;
@@ -65,8 +64,8 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     }
 
     @Override
-    public PaymentCharger charger(KeyPolicy policy, Clock clock) {
-        return PaymentCharger.of(new IdempotentRequestService(redis.idempotencyRecords(), policy, clock), ledger);
+    public PaymentCharger charger(KeyPolicy policy) {
+        return PaymentCharger.of(new IdempotentRequestService(redis.idempotencyRecords(), policy), ledger);
     }
 
     @Override
@@ -86,8 +85,7 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
 
     @Override
     public String purgeExpired(Instant now) {
-        return "Redis expires processed keys by TTL; purged " + redis.idempotencyRecords().purgeExpired(now, 1000)
-                + " expired Idempotency-Key records";
+        return "Redis expires processed keys and Idempotency-Key records by TTL, on its own clock: nothing to purge";
     }
 
     @Override

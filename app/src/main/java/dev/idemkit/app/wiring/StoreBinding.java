@@ -4,7 +4,6 @@ import dev.idemkit.app.consumers.BusinessEffects;
 import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.domain.httpkey.KeyPolicy;
-import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.InboxStore;
@@ -23,7 +22,7 @@ public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
     PaymentLedger ledger();
 
     /** Charges at most once per (client, key), with the given Idempotency-Key policy. */
-    PaymentCharger charger(KeyPolicy policy, Clock clock);
+    PaymentCharger charger(KeyPolicy policy);
 
     /** The guarantee for the app's own effects, which live in this store. */
     Guarantee guarantee();

@@ -32,10 +32,18 @@ public final class KeyMachine {
      * the same fingerprint: replay. Running with the same fingerprint: wait for the first.
      */
     public static KeyDecision decide(Optional<KeyRecord> stored, Fingerprint request, Instant now) {
-        if (stored.isEmpty() || stored.get().isExpired(now)) {
+        return decideLive(stored.filter(r -> !r.isExpired(now)), request);
+    }
+
+    /**
+     * As {@link #decide}, for a record that the store already judged live on its own clock: no caller's clock
+     * second-guesses it (two callers whose clocks differ must not disagree about whether a claim expired).
+     */
+    public static KeyDecision decideLive(Optional<KeyRecord> live, Fingerprint request) {
+        if (live.isEmpty()) {
             return new KeyDecision.Execute();
         }
-        KeyRecord record = stored.get();
+        KeyRecord record = live.get();
         if (!record.fingerprint().equals(request)) {
             return new KeyDecision.FingerprintMismatch();
         }
@@ -46,11 +54,12 @@ public final class KeyMachine {
     }
 
     /**
-     * The record a request starts under when it is allowed to execute. It lives for the policy's
-     * lease, not its TTL: if the holder crashes, the claim lapses and a retry can execute.
+     * The record a request starts under when it is allowed to execute, under its own fence. It lives for the
+     * policy's lease, not its TTL: if the holder crashes, the claim lapses and a retry can execute; a holder
+     * that is still running renews it.
      */
-    public static KeyRecord.InProgress begin(Fingerprint request, Instant now, KeyPolicy policy) {
-        return new KeyRecord.InProgress(request, now, now.plus(policy.lease()));
+    public static KeyRecord.InProgress begin(Fingerprint request, String fence, Instant now, KeyPolicy policy) {
+        return new KeyRecord.InProgress(request, now, now.plus(policy.lease()), fence);
     }
 
     /**

@@ -88,7 +88,7 @@ class KeyMachineProperties {
                     assertThat(decision).as("a retry while the first runs waits").isInstanceOf(KeyDecision.WaitForFirst.class);
                 }
                 if (decision instanceof KeyDecision.Execute) {
-                    store.put(KEY, KeyMachine.begin(request, now, POLICY));
+                    store.put(KEY, KeyMachine.begin(request, "fence-" + now.toEpochMilli(), now, POLICY));
                     if (model.live(now)) {
                         model.executionsInWindow++;
                     } else {
@@ -118,7 +118,7 @@ class KeyMachineProperties {
     @Test
     void anExpiredRecordExecutesAnew() {
         qt().withExamples(1000).forAll(responses(), clockSteps(), clockSteps()).checkAssert((response, ran, waited) -> {
-            KeyRecord.InProgress running = KeyMachine.begin(FIRST_BODY, START, POLICY);
+            KeyRecord.InProgress running = KeyMachine.begin(FIRST_BODY, "fence-1", START, POLICY);
             Instant finishedAt = START.plus(ran);
             Optional<KeyRecord> done = KeyMachine.finish(running, response, finishedAt, POLICY);
             for (KeyRecord record : List.of(running, done.orElse(running))) {
@@ -137,7 +137,7 @@ class KeyMachineProperties {
     @Test
     void aDifferentFingerprintIsAMismatchWhileTheRecordLives() {
         qt().withExamples(1000).forAll(responses(), clockSteps()).checkAssert((response, elapsed) -> {
-            KeyRecord.InProgress running = KeyMachine.begin(FIRST_BODY, START, POLICY);
+            KeyRecord.InProgress running = KeyMachine.begin(FIRST_BODY, "fence-1", START, POLICY);
             Instant now = START.plus(elapsed.compareTo(LEASE) < 0 ? elapsed : LEASE.dividedBy(2));
             assertThat(KeyMachine.decide(Optional.of(running), OTHER_BODY, now))
                     .isInstanceOf(KeyDecision.FingerprintMismatch.class);
@@ -151,7 +151,7 @@ class KeyMachineProperties {
     @Test
     void aServerErrorReleasesTheKeyAndAnyOtherStatusIsReplayed() {
         qt().withExamples(1000).forAll(responses()).checkAssert(response -> {
-            KeyRecord.InProgress running = KeyMachine.begin(FIRST_BODY, START, POLICY);
+            KeyRecord.InProgress running = KeyMachine.begin(FIRST_BODY, "fence-1", START, POLICY);
             Optional<KeyRecord> after = KeyMachine.finish(running, response, START.plusSeconds(1), POLICY);
             KeyDecision retry = KeyMachine.decide(after, FIRST_BODY, START.plusSeconds(2));
             if (response.status() >= 500) {

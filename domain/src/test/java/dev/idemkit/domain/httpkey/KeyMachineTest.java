@@ -24,7 +24,7 @@ class KeyMachineTest {
     @Test
     void firstRequestExecutesThenRetriesReplayTheStoredResponse() {
         assertThat(KeyMachine.decide(Optional.empty(), PAY_100, T0)).isEqualTo(new KeyDecision.Execute());
-        KeyRecord.InProgress running = KeyMachine.begin(PAY_100, T0, POLICY);
+        KeyRecord.InProgress running = KeyMachine.begin(PAY_100, "fence-1", T0, POLICY);
         assertThat(running.expiresAt()).isEqualTo(T0.plus(KeyPolicy.DEFAULT_LEASE));
         assertThat(KeyMachine.decide(Optional.of(running), PAY_100, T0.plusSeconds(1)))
                 .isEqualTo(new KeyDecision.WaitForFirst());
@@ -38,7 +38,7 @@ class KeyMachineTest {
     @Test
     void aClaimWhoseHolderCrashedLapsesAfterTheLeaseSoTheRetryExecutes() {
         KeyPolicy policy = KeyPolicy.defaults().withLease(Duration.ofSeconds(30));
-        KeyRecord.InProgress abandoned = KeyMachine.begin(PAY_100, T0, policy);
+        KeyRecord.InProgress abandoned = KeyMachine.begin(PAY_100, "fence-1", T0, policy);
         assertThat(KeyMachine.decide(Optional.of(abandoned), PAY_100, T0.plusSeconds(29)))
                 .isEqualTo(new KeyDecision.WaitForFirst());
         assertThat(KeyMachine.decide(Optional.of(abandoned), PAY_100, T0.plusSeconds(30)))
@@ -54,13 +54,13 @@ class KeyMachineTest {
     @Test
     void aClientErrorIsAFinalAnswerAndIsReplayed() {
         StoredResponse invalid = new StoredResponse(422, Map.of(), "{}".getBytes(StandardCharsets.UTF_8));
-        Optional<KeyRecord> after = KeyMachine.finish(KeyMachine.begin(PAY_100, T0, POLICY), invalid, T0, POLICY);
+        Optional<KeyRecord> after = KeyMachine.finish(KeyMachine.begin(PAY_100, "fence-1", T0, POLICY), invalid, T0, POLICY);
         assertThat(KeyMachine.decide(after, PAY_100, T0.plusSeconds(1))).isEqualTo(new KeyDecision.Replay(invalid));
     }
 
     @Test
     void aRecordExpiresExactlyAtItsExpiry() {
-        KeyRecord.InProgress running = KeyMachine.begin(PAY_100, T0, POLICY);
+        KeyRecord.InProgress running = KeyMachine.begin(PAY_100, "fence-1", T0, POLICY);
         assertThat(running.isExpired(running.expiresAt().minusNanos(1))).isFalse();
         assertThat(running.isExpired(running.expiresAt())).isTrue();
     }

@@ -1,43 +1,76 @@
 package dev.idemkit.ports.out;
 
+import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
-import java.time.Instant;
+import dev.idemkit.domain.httpkey.StoredResponse;
+import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
  * Stored Idempotency-Key records, always addressed by client and key together, so that no client can
  * reach another's records. Thread-safe.
+ *
+ * <p>Time is the store's: every expiry (a claim's lease, a completed response's TTL) is decided on the
+ * store's own clock (the database's, Redis' server time), never on a caller's, so two callers whose
+ * clocks differ can never both believe they hold one key. A claim carries a fence, a token unique to
+ * it: renewing, completing and releasing act only on the very claim whose fence they name, so a request
+ * whose claim lapsed and was taken over can neither answer for the key nor remove its new holder.
  */
 public interface IdempotencyRecords {
 
+    /** What {@link #tryBegin} found. */
+    sealed interface Begin {
+        /** This caller now holds the key under {@code claim} (times on the store's clock) and must execute. */
+        record Claimed(KeyRecord.InProgress claim) implements Begin {
+            public Claimed {
+                Objects.requireNonNull(claim, "claim");
+            }
+        }
+
+        /** Another request's live record: for {@code KeyMachine.decideLive}. */
+        record Held(KeyRecord live) implements Begin {
+            public Held {
+                Objects.requireNonNull(live, "live");
+            }
+        }
+    }
+
     /**
-     * Atomically claims {@code key}: stores {@code running} when no live record exists (absent, or
-     * expired at {@code now}).
+     * Atomically claims {@code key} for a request with {@code fingerprint} under {@code fence}, live for
+     * {@code lease} from the store's now, when no live record exists (absent, or expired on the store's clock).
      *
-     * @return empty when this caller now holds the claim and must execute; otherwise the live record that
-     *     another request holds (in progress or completed), for {@code KeyMachine.decide}
+     * @return the claim, or the live record that another request holds (in progress or completed)
      */
-    Optional<KeyRecord> tryBegin(ScopedKey key, KeyRecord.InProgress running, Instant now);
+    Begin tryBegin(ScopedKey key, Fingerprint fingerprint, String fence, Duration lease);
 
     /**
-     * Replaces the in-progress record with its completed response, only if the record is still the
-     * in-progress one with the same fingerprint and creation time.
+     * Keeps a running request's claim alive: its lease runs {@code lease} from the store's now again, only if the
+     * record is still {@code claim} (same fence).
      *
-     * @return false when the claim was lost (expired and taken over); the response was not stored
+     * @return false when the claim was lost (it lapsed, and another request may have taken the key)
      */
-    boolean complete(ScopedKey key, KeyRecord.Completed done);
+    boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease);
 
     /**
-     * Removes the in-progress record (after a 5xx or a crash of the handler) so that a retry can execute,
-     * only if the record is still {@code running} (same fingerprint and creation time): a caller whose
-     * claim expired and was taken over never removes the new holder's claim, nor a completed record.
+     * Replaces the in-progress record with its final response, kept for {@code ttl} from the store's now, only if
+     * the record is still {@code claim} (same fence).
+     *
+     * @return false when the claim was lost; the response was not stored
      */
-    void release(ScopedKey key, KeyRecord.InProgress running);
+    boolean complete(ScopedKey key, KeyRecord.InProgress claim, StoredResponse response, Duration ttl);
 
-    /** The record under {@code key}, live or expired; empty when there is none. */
+    /**
+     * Removes the in-progress record (after a 5xx or a crash of the handler) so that a retry can execute, only if
+     * it is still {@code claim} (same fence): a caller whose claim lapsed never removes the new holder's claim, nor
+     * a completed record.
+     */
+    void release(ScopedKey key, KeyRecord.InProgress claim);
+
+    /** The live record under {@code key}; empty when there is none or it expired on the store's clock. */
     Optional<KeyRecord> find(ScopedKey key);
 
-    /** Deletes up to {@code batchSize} records expired at {@code now}; returns how many. */
-    int purgeExpired(Instant now, int batchSize);
+    /** Deletes up to {@code batchSize} records expired on the store's clock; returns how many. */
+    int purgeExpired(int batchSize);
 }

@@ -24,6 +24,16 @@ public final class Problems {
                 "This Idempotency-Key was already used for a different request (method, path or body).");
     }
 
+    /**
+     * 500: this request ran past its claim's lease and lost the key to another request before it could store its
+     * response; whether its effect stands beside the other's is unknown to idemkit.
+     */
+    public static StoredResponse claimLost() {
+        return problem(500, "Internal Server Error", "idempotency-claim-lost",
+                "This request took longer than its Idempotency-Key claim allowed and lost the key before its result"
+                        + " was stored; its outcome is unknown. Retry with the same key to get the key's answer.");
+    }
+
     public static StoredResponse problem(int status, String title, String type, String detail) {
         String json = "{\"type\":\"https://idemkit.dev/problems/" + type + "\",\"title\":\"" + escape(title)
                 + "\",\"status\":" + status + ",\"detail\":\"" + escape(detail) + "\"}";

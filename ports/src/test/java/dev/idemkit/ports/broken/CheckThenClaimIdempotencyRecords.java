@@ -1,39 +1,51 @@
 package dev.idemkit.ports.broken;
 
+import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
+import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.memory.InMemoryIdempotencyRecords;
 import dev.idemkit.ports.out.IdempotencyRecords;
-import java.time.Instant;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * BROKEN on purpose: claims with a read, a pause, then a blind write (a GET then a SET without NX).
- * Sequentially right; racing requests of one key all believe they hold the claim.
+ * BROKEN on purpose: claims with a read, a pause, then a blind write (a GET then a SET without NX): a claim
+ * that another request made in between is overwritten. Sequentially right; racing requests of one key all
+ * believe they hold the claim.
  */
 public final class CheckThenClaimIdempotencyRecords implements IdempotencyRecords {
     private final InMemoryIdempotencyRecords records = new InMemoryIdempotencyRecords();
 
     @Override
-    public Optional<KeyRecord> tryBegin(ScopedKey key, KeyRecord.InProgress running, Instant now) {
+    public Begin tryBegin(ScopedKey key, Fingerprint fingerprint, String fence, Duration lease) {
         Optional<KeyRecord> existing = records.find(key);
-        if (existing.isPresent() && !existing.get().isExpired(now)) {
-            return existing;
+        if (existing.isPresent()) {
+            return new Begin.Held(existing.get());
         }
         LockSupport.parkNanos(200_000);
-        records.tryBegin(key, running, Instant.MAX); // at the end of time every record has expired: a blind write
-        return Optional.empty();
+        Begin begun = records.tryBegin(key, fingerprint, fence, lease);
+        while (begun instanceof Begin.Held held && held.live() instanceof KeyRecord.InProgress other) {
+            records.release(key, other); // the blind write: whoever claimed in between is overwritten
+            begun = records.tryBegin(key, fingerprint, fence, lease);
+        }
+        return begun;
     }
 
     @Override
-    public boolean complete(ScopedKey key, KeyRecord.Completed done) {
-        return records.complete(key, done);
+    public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
+        return records.renew(key, claim, lease);
     }
 
     @Override
-    public void release(ScopedKey key, KeyRecord.InProgress running) {
-        records.release(key, running);
+    public boolean complete(ScopedKey key, KeyRecord.InProgress claim, StoredResponse response, Duration ttl) {
+        return records.complete(key, claim, response, ttl);
+    }
+
+    @Override
+    public void release(ScopedKey key, KeyRecord.InProgress claim) {
+        records.release(key, claim);
     }
 
     @Override
@@ -42,7 +54,7 @@ public final class CheckThenClaimIdempotencyRecords implements IdempotencyRecord
     }
 
     @Override
-    public int purgeExpired(Instant now, int batchSize) {
-        return records.purgeExpired(now, batchSize);
+    public int purgeExpired(int batchSize) {
+        return records.purgeExpired(batchSize);
     }
 }

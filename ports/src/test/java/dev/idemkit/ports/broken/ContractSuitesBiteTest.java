@@ -37,6 +37,14 @@ class ContractSuitesBiteTest {
     }
 
     @Test
+    void recordsSuiteCatchesAStoreThatIgnoresTheFence() {
+        // the operation histories cannot catch it: without passing time no claim lapses, so none is taken over
+        assertThat(failedTests(BrokenUnfencedRecordsSuite.class)).containsExactlyInAnyOrder(
+                "renewKeepsARunningClaimPastItsFirstLease",
+                "aLapsedClaimThatWasTakenOverCanNeitherCompleteNorRenewNorRelease");
+    }
+
+    @Test
     void versionedSuiteCatchesAnUpdateThatAlsoAppliesEqualVersions() {
         assertThat(failedTests(BrokenLessOrEqualVersionedSuite.class)).containsExactlyInAnyOrder(
                 "scenarioAppliesOnlyNewerVersions",

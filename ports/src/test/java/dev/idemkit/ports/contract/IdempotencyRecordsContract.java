@@ -12,7 +12,9 @@ import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.contract.ContractGenerators.RecordOp;
 import dev.idemkit.ports.out.IdempotencyRecords;
+import dev.idemkit.ports.out.IdempotencyRecords.Begin;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,60 +26,92 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The contract every {@link IdempotencyRecords} passes unchanged: claim when absent or expired, the live
- * record otherwise, complete and replay byte for byte, release, client scoping, bounded purge, one key
- * raced by many threads, and random operation histories against a simple model.
+ * record otherwise, renew, complete and replay byte for byte, release, fencing (a lapsed claim that was
+ * taken over can neither complete, renew nor release), client scoping, bounded purge, one key raced by
+ * many threads, and random operation histories against a simple model.
  *
- * <p>Time is never read from a clock: every instant is passed in, in January 2001 with millisecond
- * precision (exact in stores that keep micro- or milliseconds), so {@code purgeExpired} here never
- * touches records written with a real clock. Client ids are fresh per test and per example.
+ * <p>Time is the store's own. Tests that need a lease to lapse wait for it ({@link #elapse}: a real sleep
+ * of a second or so, against the store's real clock) unless the suite can move the store's clock
+ * ({@link #travelsInTime()}, the in-memory reference's fake clock), which is also what lets the
+ * operation histories include passing time. Client ids are fresh per test and per example.
  */
 public abstract class IdempotencyRecordsContract {
     protected static final int EXAMPLES = 1000;
-    private static final Instant BASE = Instant.parse("2001-01-01T00:00:00Z");
     private static final int SHRINK_CYCLES = 200;
     private static final int THREADS = 16;
     private static final int RACE_ROUNDS = 10;
+    private static final Duration SHORT = Duration.ofMillis(800);
+    private static final Duration PAST_SHORT = Duration.ofMillis(1200);
+    private static final Duration LONG = Duration.ofMinutes(10);
 
     protected abstract IdempotencyRecords records();
+
+    /** Lets {@code d} pass on the store's clock; by default a real sleep. */
+    protected void elapse(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether {@link #elapse} moves the store's clock without waiting (then histories include passing time). */
+    protected boolean travelsInTime() {
+        return false;
+    }
 
     @Test
     void tryBeginClaimsAnAbsentKey() {
         ScopedKey key = freshKey();
-        Instant now = start();
-        KeyRecord.InProgress running = running("a", now, 60);
-        assertThat(records().tryBegin(key, running, now)).isEmpty();
-        assertThat(records().find(key)).contains(running);
+        KeyRecord.InProgress claim = claimed(records().tryBegin(key, fp("a"), "f-1", LONG));
+        assertThat(claim.fingerprint()).isEqualTo(fp("a"));
+        assertThat(claim.fence()).isEqualTo("f-1");
+        assertThat(claim.expiresAt()).isAfter(claim.createdAt());
+        assertThat(records().find(key)).hasValueSatisfying(r -> assertThat(sameClaim(r, claim)).isTrue());
     }
 
     @Test
     void tryBeginReturnsTheLiveRecordOfAnotherRequest() {
         ScopedKey key = freshKey();
-        Instant now = start();
-        KeyRecord.InProgress first = running("a", now, 60);
-        records().tryBegin(key, first, now);
-        Instant later = now.plusSeconds(59);
-        assertThat(records().tryBegin(key, running("a", later, 60), later)).contains(first);
-        assertThat(records().tryBegin(key, running("b", later, 60), later)).contains(first);
-        assertThat(records().find(key)).contains(first);
+        KeyRecord.InProgress first = claimed(records().tryBegin(key, fp("a"), "f-1", LONG));
+        for (String request : List.of("a", "b")) {
+            Begin again = records().tryBegin(key, fp(request), "f-2", LONG);
+            assertThat(again).isInstanceOfSatisfying(Begin.Held.class, h -> assertThat(sameClaim(h.live(), first)).isTrue());
+        }
+        assertThat(records().find(key)).hasValueSatisfying(r -> assertThat(sameClaim(r, first)).isTrue());
     }
 
     @Test
-    void tryBeginClaimsAgainOnceTheRecordExpired() {
+    void aClaimLapsesAfterItsLeaseOnTheStoresClock() {
         ScopedKey key = freshKey();
-        Instant now = start();
-        records().tryBegin(key, running("a", now, 10), now);
-        Instant expiry = now.plusSeconds(10);
-        KeyRecord.InProgress second = running("a", expiry, 10);
-        assertThat(records().tryBegin(key, second, expiry)).as("a record is expired at its expiry instant").isEmpty();
-        assertThat(records().find(key)).contains(second);
+        claimed(records().tryBegin(key, fp("a"), "f-1", SHORT));
+        elapse(PAST_SHORT);
+        assertThat(records().find(key)).as("a lapsed claim is not live").isEmpty();
+        KeyRecord.InProgress second = claimed(records().tryBegin(key, fp("a"), "f-2", LONG));
+        assertThat(records().find(key)).hasValueSatisfying(r -> assertThat(sameClaim(r, second)).isTrue());
+    }
+
+    @Test
+    void renewKeepsARunningClaimPastItsFirstLease() {
+        ScopedKey key = freshKey();
+        KeyRecord.InProgress claim = claimed(records().tryBegin(key, fp("a"), "f-1", SHORT));
+        elapse(SHORT.dividedBy(2));
+        assertThat(records().renew(key, claim, SHORT)).isTrue();
+        elapse(SHORT.dividedBy(2).plusMillis(200));
+        assertThat(records().renew(key, claim, SHORT)).isTrue();
+        elapse(SHORT.dividedBy(2).plusMillis(200));
+        assertThat(records().tryBegin(key, fp("a"), "f-2", LONG)).as("still held, past the first lease")
+                .isInstanceOf(Begin.Held.class);
+        assertThat(records().renew(key, new KeyRecord.InProgress(fp("a"), claim.createdAt(), claim.expiresAt(), "f-x"),
+                SHORT)).as("another fence renews nothing").isFalse();
+        assertThat(records().complete(key, claim, response(201), LONG)).isTrue();
     }
 
     @Test
     void completedResponseIsFoundByteForByte() {
         ScopedKey key = freshKey();
-        Instant now = start();
-        KeyRecord.InProgress running = running("a", now, 60);
-        records().tryBegin(key, running, now);
+        KeyRecord.InProgress claim = claimed(records().tryBegin(key, fp("a"), "f-1", LONG));
         byte[] text = "ação ✓ €".getBytes(StandardCharsets.UTF_8);
         byte[] body = new byte[256 + text.length];
         for (int i = 0; i < 256; i++) {
@@ -86,44 +120,50 @@ public abstract class IdempotencyRecordsContract {
         System.arraycopy(text, 0, body, 256, text.length);
         StoredResponse response = new StoredResponse(201,
                 Map.of("Content-Type", "application/json; charset=utf-8", "Location", "/orders/42"), body);
-        KeyRecord.Completed done = new KeyRecord.Completed(running.fingerprint(), response, now, now.plusSeconds(3600));
 
-        assertThat(records().complete(key, done)).isTrue();
+        assertThat(records().complete(key, claim, response, LONG)).isTrue();
         Optional<KeyRecord> found = records().find(key);
-        assertThat(found).contains(done);
-        assertThat(((KeyRecord.Completed) found.get()).response().body()).isEqualTo(body);
-        Instant later = now.plusSeconds(30);
-        assertThat(records().tryBegin(key, running("a", later, 60), later)).contains(done);
+        assertThat(found).hasValueSatisfying(r -> {
+            assertThat(r).isInstanceOf(KeyRecord.Completed.class);
+            assertThat(r.fingerprint()).isEqualTo(fp("a"));
+            assertThat(((KeyRecord.Completed) r).response()).isEqualTo(response);
+            assertThat(((KeyRecord.Completed) r).response().body()).isEqualTo(body);
+        });
+        assertThat(records().tryBegin(key, fp("a"), "f-2", LONG)).isEqualTo(new Begin.Held(found.get()));
+        assertThat(records().complete(key, claim, response(500), LONG)).as("completes once").isFalse();
     }
 
     @Test
-    void completeFailsWhenTheClaimWasLost() {
+    void aLapsedClaimThatWasTakenOverCanNeitherCompleteNorRenewNorRelease() {
         ScopedKey key = freshKey();
-        Instant now = start();
-        KeyRecord.InProgress slow = running("a", now, 10);
-        records().tryBegin(key, slow, now);
-        Instant later = now.plusSeconds(11);
-        KeyRecord.InProgress takeover = running("a", later, 10);
-        records().tryBegin(key, takeover, later);
+        KeyRecord.InProgress slow = claimed(records().tryBegin(key, fp("a"), "f-slow", SHORT));
+        elapse(PAST_SHORT);
+        KeyRecord.InProgress takeover = claimed(records().tryBegin(key, fp("a"), "f-takeover", LONG));
 
-        assertThat(records().complete(key, completed(slow, 200, later))).isFalse();
-        assertThat(records().find(key)).contains(takeover);
+        assertThat(records().complete(key, slow, response(200), LONG)).isFalse();
+        assertThat(records().renew(key, slow, LONG)).isFalse();
         records().release(key, slow);
-        assertThat(records().find(key)).as("a stale release leaves the new holder's claim").contains(takeover);
+        assertThat(records().find(key)).as("the new holder's claim").hasValueSatisfying(
+                r -> assertThat(sameClaim(r, takeover)).isTrue());
+    }
+
+    @Test
+    void aLapsedClaimCannotCompleteEvenBeforeAnotherTakesIt() {
+        ScopedKey key = freshKey();
+        KeyRecord.InProgress slow = claimed(records().tryBegin(key, fp("a"), "f-slow", SHORT));
+        elapse(PAST_SHORT);
+        assertThat(records().complete(key, slow, response(200), LONG)).isFalse();
+        assertThat(records().find(key)).isEmpty();
     }
 
     @Test
     void releaseLetsTheNextRequestClaim() {
         ScopedKey key = freshKey();
-        Instant now = start();
-        KeyRecord.InProgress running = running("a", now, 60);
-        records().tryBegin(key, running, now);
-        records().release(key, running);
+        KeyRecord.InProgress claim = claimed(records().tryBegin(key, fp("a"), "f-1", LONG));
+        records().release(key, claim);
         assertThat(records().find(key)).isEmpty();
-        Instant later = now.plusSeconds(1);
-        KeyRecord.InProgress retry = running("a", later, 60);
-        assertThat(records().tryBegin(key, retry, later)).isEmpty();
-        assertThat(records().find(key)).contains(retry);
+        KeyRecord.InProgress retry = claimed(records().tryBegin(key, fp("a"), "f-2", LONG));
+        assertThat(records().find(key)).hasValueSatisfying(r -> assertThat(sameClaim(r, retry)).isTrue());
     }
 
     @Test
@@ -131,76 +171,80 @@ public abstract class IdempotencyRecordsContract {
         IdempotencyKey value = new IdempotencyKey("order-42");
         ScopedKey alice = new ScopedKey(ClientId.of(fresh("alice")), value);
         ScopedKey bob = new ScopedKey(ClientId.of(fresh("bob")), value);
-        Instant now = start();
-        KeyRecord.InProgress forAlice = running("alice's request", now, 60);
-        KeyRecord.InProgress forBob = running("bob's request", now, 60);
+        KeyRecord.InProgress forAlice = claimed(records().tryBegin(alice, fp("alice's request"), "f-a", LONG));
+        KeyRecord.InProgress forBob = claimed(records().tryBegin(bob, fp("bob's request"), "f-b", LONG));
 
-        assertThat(records().tryBegin(alice, forAlice, now)).isEmpty();
-        assertThat(records().tryBegin(bob, forBob, now)).isEmpty();
-        assertThat(records().complete(alice, completed(forAlice, 201, now))).isTrue();
-        assertThat(records().find(bob)).contains(forBob);
+        assertThat(records().complete(alice, forAlice, response(201), LONG)).isTrue();
+        assertThat(records().find(bob)).hasValueSatisfying(r -> assertThat(sameClaim(r, forBob)).isTrue());
         records().release(bob, forBob);
-        assertThat(records().find(alice)).contains(completed(forAlice, 201, now));
+        assertThat(records().find(alice)).hasValueSatisfying(r -> assertThat(r).isInstanceOf(KeyRecord.Completed.class));
         assertThat(records().find(bob)).isEmpty();
     }
 
     @Test
     void purgeDeletesOnlyExpiredRecordsAndAtMostABatch() {
         ClientId client = ClientId.of(fresh("client"));
-        Instant now = start();
         List<ScopedKey> expired = new ArrayList<>();
         List<ScopedKey> live = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             ScopedKey key = new ScopedKey(client, new IdempotencyKey("expired-" + i));
-            KeyRecord.InProgress r = running("e" + i, now, 1);
-            records().tryBegin(key, r, now);
+            KeyRecord.InProgress r = claimed(records().tryBegin(key, fp("e" + i), "f-e" + i, SHORT));
             if (i % 2 == 0) {
-                records().complete(key, new KeyRecord.Completed(r.fingerprint(), response(200), now, now.plusSeconds(2)));
+                records().complete(key, r, response(200), SHORT);
             }
             expired.add(key);
         }
         for (int i = 0; i < 3; i++) {
             ScopedKey key = new ScopedKey(client, new IdempotencyKey("live-" + i));
-            KeyRecord.InProgress r = running("l" + i, now, 10 * 24 * 3600);
-            records().tryBegin(key, r, now);
+            KeyRecord.InProgress r = claimed(records().tryBegin(key, fp("l" + i), "f-l" + i, LONG));
             if (i == 0) {
-                records().complete(key, new KeyRecord.Completed(r.fingerprint(), response(200), now, r.expiresAt()));
+                records().complete(key, r, response(200), LONG);
             }
             live.add(key);
         }
-        Instant purgeAt = now.plusSeconds(3600);
+        elapse(PAST_SHORT);
 
-        assertThat(records().purgeExpired(purgeAt, 2)).as("bounded by the batch size").isEqualTo(2);
-        for (int rounds = 0; records().purgeExpired(purgeAt, 1000) > 0; rounds++) {
+        assertThat(records().purgeExpired(2)).as("bounded by the batch size").isBetween(0, 2);
+        for (int rounds = 0; records().purgeExpired(1000) > 0; rounds++) {
             assertThat(rounds).as("purge rounds").isLessThan(10_000);
         }
         expired.forEach(key -> assertThat(records().find(key)).as("expired %s", key.key()).isEmpty());
         live.forEach(key -> assertThat(records().find(key)).as("live %s", key.key()).isPresent());
-        assertThat(records().purgeExpired(purgeAt, 1000)).isZero();
+        assertThat(records().purgeExpired(1000)).isZero();
     }
 
     @Test
     void manyThreadsBeginningOneKeyLetExactlyOneClaimIt() {
         for (int round = 0; round < RACE_ROUNDS; round++) {
             ScopedKey key = freshKey();
-            Instant now = start();
-            List<KeyRecord.InProgress> mine = new ArrayList<>();
-            for (int i = 0; i < THREADS; i++) {
-                mine.add(running("same request", now.plusMillis(i), 60));
-            }
-            List<Optional<KeyRecord>> results = Race.run(THREADS, i -> records().tryBegin(key, mine.get(i), now.plusMillis(i)));
-            assertThat(results.stream().filter(Optional::isEmpty).count()).as("round %d: claims", round).isEqualTo(1);
-            KeyRecord winner = mine.get(results.indexOf(Optional.empty()));
-            assertThat(results).as("round %d: what the losers saw", round).containsOnly(Optional.empty(), Optional.of(winner));
-            assertThat(records().find(key)).contains(winner);
+            List<Begin> results = Race.run(THREADS, i -> records().tryBegin(key, fp("same request"), "f-" + i, LONG));
+            List<KeyRecord.InProgress> claims = results.stream().filter(Begin.Claimed.class::isInstance)
+                    .map(b -> ((Begin.Claimed) b).claim()).toList();
+            assertThat(claims).as("round %d: claims", round).hasSize(1);
+            KeyRecord.InProgress winner = claims.get(0);
+            assertThat(results).as("round %d: what the losers saw", round).allSatisfy(b -> assertThat(
+                    b instanceof Begin.Claimed || sameClaim(((Begin.Held) b).live(), winner)).isTrue());
+            assertThat(records().find(key)).hasValueSatisfying(r -> assertThat(sameClaim(r, winner)).isTrue());
         }
     }
 
-    /** Law: any history of begin, complete, release, find, purge and passing time gives the results and records of a simple map model. */
+    /**
+     * Law: any history of begin, complete, release, find, purge (and, where the store's clock can be moved,
+     * passing time) gives the results and records of a simple map model.
+     */
     @Test
     void randomOperationHistoriesMatchTheModel() {
         qt().withExamples(EXAMPLES).withShrinkCycles(SHRINK_CYCLES).forAll(ContractGenerators.recordHistories())
                 .checkAssert(this::matchesTheModel);
+    }
+
+    /** A record as the model sees it: kind, fingerprint, fence or response, not the store's times. */
+    private record Shape(String kind, Fingerprint fingerprint, String fenceOrStatus) {
+        static Shape of(KeyRecord r) {
+            return r instanceof KeyRecord.InProgress p ? new Shape("in progress", p.fingerprint(), p.fence())
+                    : new Shape("completed", r.fingerprint(), new String(((KeyRecord.Completed) r).response().body(),
+                            StandardCharsets.UTF_8));
+        }
     }
 
     private void matchesTheModel(List<RecordOp> history) {
@@ -209,87 +253,110 @@ public abstract class IdempotencyRecordsContract {
             keys.add(new ScopedKey(client, new IdempotencyKey("key-a")));
             keys.add(new ScopedKey(client, new IdempotencyKey("key-b")));
         }
-        Map<ScopedKey, KeyRecord> model = new HashMap<>();
+        Map<ScopedKey, Shape> model = new HashMap<>();
+        Map<ScopedKey, Instant> expiry = new HashMap<>();
         Map<ScopedKey, KeyRecord.InProgress> held = new HashMap<>();
-        Instant now = start();
+        Instant now = Instant.EPOCH; // the model's own clock; the store keeps its own
         List<Object> expected = new ArrayList<>();
         List<Object> actual = new ArrayList<>();
+        int fences = 0;
         for (RecordOp op : history) {
             ScopedKey key = keys.get(op.key());
-            KeyRecord current = model.get(key);
+            Instant at = now;
+            if (expiry.containsKey(key) && !at.isBefore(expiry.get(key))) {
+                model.remove(key);
+                expiry.remove(key);
+            }
+            Shape current = model.get(key);
             switch (op.kind()) {
                 case BEGIN -> {
-                    KeyRecord.InProgress running = running("request-" + op.variant(), now, op.seconds());
-                    if (current == null || current.isExpired(now)) {
-                        model.put(key, running);
-                        expected.add(Optional.empty());
+                    String fence = "f-" + fences++;
+                    Fingerprint request = fp("request-" + op.variant());
+                    Begin got = records().tryBegin(key, request, fence, Duration.ofSeconds(op.seconds()));
+                    if (current == null) {
+                        model.put(key, new Shape("in progress", request, fence));
+                        expiry.put(key, now.plusSeconds(op.seconds()));
+                        expected.add("claimed");
                     } else {
-                        expected.add(Optional.of(current));
+                        expected.add(current);
                     }
-                    Optional<KeyRecord> got = records().tryBegin(key, running, now);
-                    actual.add(got);
-                    if (got.isEmpty()) {
-                        held.put(key, running);
+                    if (got instanceof Begin.Claimed c) {
+                        held.put(key, c.claim());
+                        actual.add("claimed");
+                    } else {
+                        actual.add(Shape.of(((Begin.Held) got).live()));
                     }
                 }
                 case COMPLETE -> {
-                    KeyRecord.InProgress claim = held.getOrDefault(key, running("request-" + op.variant(), now, 60));
-                    KeyRecord.Completed done = completed(claim, 200 + op.variant(), now);
-                    boolean holds = holds(current, claim);
+                    KeyRecord.InProgress claim = held.getOrDefault(key, new KeyRecord.InProgress(
+                            fp("request-" + op.variant()), Instant.EPOCH, Instant.EPOCH.plusSeconds(60), "f-never"));
+                    StoredResponse response = response(200 + op.variant());
+                    boolean holds = current != null && current.kind().equals("in progress")
+                            && current.fenceOrStatus().equals(claim.fence());
                     if (holds) {
-                        model.put(key, done);
+                        model.put(key, new Shape("completed", claim.fingerprint(),
+                                new String(response.body(), StandardCharsets.UTF_8)));
+                        expiry.put(key, now.plusSeconds(3600));
                     }
                     expected.add(holds);
-                    actual.add(records().complete(key, done));
+                    actual.add(records().complete(key, claim, response, Duration.ofSeconds(3600)));
                 }
                 case RELEASE -> {
-                    KeyRecord.InProgress claim = held.getOrDefault(key, running("request-" + op.variant(), now, 60));
-                    if (holds(current, claim)) {
-                        model.remove(key);
+                    KeyRecord.InProgress claim = held.get(key);
+                    if (claim != null) {
+                        if (current != null && current.kind().equals("in progress")
+                                && current.fenceOrStatus().equals(claim.fence())) {
+                            model.remove(key);
+                            expiry.remove(key);
+                        }
+                        records().release(key, claim);
                     }
-                    records().release(key, claim);
                 }
                 case FIND -> {
                     expected.add(Optional.ofNullable(current));
-                    actual.add(records().find(key));
+                    actual.add(records().find(key).map(Shape::of));
                 }
-                case ADVANCE -> now = now.plusSeconds(op.seconds());
+                case ADVANCE -> {
+                    if (travelsInTime()) {
+                        now = now.plusSeconds(op.seconds());
+                        elapse(Duration.ofSeconds(op.seconds()));
+                    }
+                }
                 case PURGE -> {
-                    Instant at = now;
-                    model.values().removeIf(r -> r.isExpired(at));
-                    while (records().purgeExpired(now, 1000) > 0) {
+                    while (records().purgeExpired(1000) > 0) {
                         // other examples' expired records may be purged too; loop until none is left
                     }
                 }
             }
         }
+        Instant end = now;
+        expiry.forEach((key, until) -> {
+            if (!end.isBefore(until)) {
+                model.remove(key);
+            }
+        });
         assertThat(actual).as("results of %s", history).isEqualTo(expected);
         for (ScopedKey key : keys) {
-            assertThat(records().find(key)).as("record %s after %s", key, history)
+            assertThat(records().find(key).map(Shape::of)).as("record %s after %s", key, history)
                     .isEqualTo(Optional.ofNullable(model.get(key)));
         }
     }
 
-    private static boolean holds(KeyRecord current, KeyRecord.InProgress claim) {
-        return current instanceof KeyRecord.InProgress p && p.fingerprint().equals(claim.fingerprint())
-                && p.createdAt().equals(claim.createdAt());
+    private static boolean sameClaim(KeyRecord r, KeyRecord.InProgress claim) {
+        return r instanceof KeyRecord.InProgress p && p.sameClaim(claim);
+    }
+
+    private static KeyRecord.InProgress claimed(Begin begun) {
+        assertThat(begun).as("claimed").isInstanceOf(Begin.Claimed.class);
+        return ((Begin.Claimed) begun).claim();
     }
 
     private static ScopedKey freshKey() {
         return new ScopedKey(ClientId.of(fresh("client")), new IdempotencyKey("key-" + ThreadLocalRandom.current().nextInt(1000)));
     }
 
-    /** A start instant in January 2001, on a whole millisecond. */
-    private static Instant start() {
-        return BASE.plusMillis(ThreadLocalRandom.current().nextLong(24L * 3600 * 1000));
-    }
-
-    private static KeyRecord.InProgress running(String request, Instant now, long ttlSeconds) {
-        return new KeyRecord.InProgress(Fingerprint.of(request), now, now.plusSeconds(ttlSeconds));
-    }
-
-    private static KeyRecord.Completed completed(KeyRecord.InProgress claim, int status, Instant now) {
-        return new KeyRecord.Completed(claim.fingerprint(), response(status), claim.createdAt(), now.plusSeconds(3600));
+    private static Fingerprint fp(String request) {
+        return Fingerprint.of(request);
     }
 
     private static StoredResponse response(int status) {

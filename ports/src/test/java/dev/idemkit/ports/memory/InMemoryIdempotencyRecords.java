@@ -1,50 +1,83 @@
 package dev.idemkit.ports.memory;
 
+import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
+import dev.idemkit.domain.httpkey.StoredResponse;
+import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.IdempotencyRecords;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
  * The reference Idempotency-Key records. Atomic step: under the store's one lock, "claim when absent
- * or expired, else return the live record". Complete and release act only on the caller's own
- * in-progress record (same fingerprint and creation time). Thread-safe.
+ * or expired, else return the live record". Its clock is its own (given at construction, so a test can
+ * move it), as a database's or Redis' would be; renew, complete and release act only on the caller's own
+ * claim (same fence). Thread-safe.
  */
 public final class InMemoryIdempotencyRecords implements IdempotencyRecords {
     private final Object lock = new Object();
     private final Map<ScopedKey, KeyRecord> records = new HashMap<>();
+    private final Clock clock;
+
+    public InMemoryIdempotencyRecords() {
+        this(Clock.system());
+    }
+
+    public InMemoryIdempotencyRecords(Clock clock) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
 
     @Override
-    public Optional<KeyRecord> tryBegin(ScopedKey key, KeyRecord.InProgress running, Instant now) {
+    public Begin tryBegin(ScopedKey key, Fingerprint fingerprint, String fence, Duration lease) {
         synchronized (lock) {
+            Instant now = clock.now();
             KeyRecord existing = records.get(key);
             if (existing == null || existing.isExpired(now)) {
-                records.put(key, running);
-                return Optional.empty();
+                KeyRecord.InProgress claim = new KeyRecord.InProgress(fingerprint, now, now.plus(lease), fence);
+                records.put(key, claim);
+                return new Begin.Claimed(claim);
             }
-            return Optional.of(existing);
+            return new Begin.Held(existing);
         }
     }
 
     @Override
-    public boolean complete(ScopedKey key, KeyRecord.Completed done) {
+    public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
         synchronized (lock) {
-            if (!holds(records.get(key), done.fingerprint().hex(), done.createdAt())) {
+            Instant now = clock.now();
+            if (!holds(key, claim, now)) {
                 return false;
             }
-            records.put(key, done);
+            KeyRecord.InProgress current = (KeyRecord.InProgress) records.get(key);
+            records.put(key, new KeyRecord.InProgress(current.fingerprint(), current.createdAt(), now.plus(lease),
+                    current.fence()));
             return true;
         }
     }
 
     @Override
-    public void release(ScopedKey key, KeyRecord.InProgress running) {
+    public boolean complete(ScopedKey key, KeyRecord.InProgress claim, StoredResponse response, Duration ttl) {
         synchronized (lock) {
-            if (holds(records.get(key), running.fingerprint().hex(), running.createdAt())) {
+            Instant now = clock.now();
+            if (!holds(key, claim, now)) {
+                return false;
+            }
+            KeyRecord current = records.get(key);
+            records.put(key, new KeyRecord.Completed(current.fingerprint(), response, current.createdAt(), now.plus(ttl)));
+            return true;
+        }
+    }
+
+    @Override
+    public void release(ScopedKey key, KeyRecord.InProgress claim) {
+        synchronized (lock) {
+            if (holds(key, claim, clock.now())) {
                 records.remove(key);
             }
         }
@@ -53,13 +86,15 @@ public final class InMemoryIdempotencyRecords implements IdempotencyRecords {
     @Override
     public Optional<KeyRecord> find(ScopedKey key) {
         synchronized (lock) {
-            return Optional.ofNullable(records.get(key));
+            Instant now = clock.now();
+            return Optional.ofNullable(records.get(key)).filter(r -> !r.isExpired(now));
         }
     }
 
     @Override
-    public int purgeExpired(Instant now, int batchSize) {
+    public int purgeExpired(int batchSize) {
         synchronized (lock) {
+            Instant now = clock.now();
             int purged = 0;
             for (Iterator<KeyRecord> it = records.values().iterator(); it.hasNext() && purged < batchSize; ) {
                 if (it.next().isExpired(now)) {
@@ -71,8 +106,8 @@ public final class InMemoryIdempotencyRecords implements IdempotencyRecords {
         }
     }
 
-    private static boolean holds(KeyRecord current, String fingerprint, Instant createdAt) {
-        return current instanceof KeyRecord.InProgress p && p.fingerprint().hex().equals(fingerprint)
-                && p.createdAt().equals(createdAt);
+    /** The live record under {@code key} is {@code claim} itself (an expired claim is nobody's). */
+    private boolean holds(ScopedKey key, KeyRecord.InProgress claim, Instant now) {
+        return records.get(key) instanceof KeyRecord.InProgress p && !p.isExpired(now) && p.sameClaim(claim);
     }
 }

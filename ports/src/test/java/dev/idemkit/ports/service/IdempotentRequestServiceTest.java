@@ -5,13 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.domain.httpkey.ClientId;
 import dev.idemkit.domain.httpkey.KeyPolicy;
+import dev.idemkit.domain.httpkey.KeyRecord;
+import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.contract.Race;
 import dev.idemkit.ports.in.IdempotentRequests.Execution;
 import dev.idemkit.ports.in.IdempotentRequests.Reply;
 import dev.idemkit.ports.in.IdempotentRequests.Request;
 import dev.idemkit.ports.memory.InMemoryIdempotencyRecords;
-import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.IdempotencyRecords;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +30,7 @@ class IdempotentRequestServiceTest {
     private static final ClientId BOB = ClientId.of("bob");
 
     private final InMemoryIdempotencyRecords records = new InMemoryIdempotencyRecords();
-    private final IdempotentRequestService service = new IdempotentRequestService(records, KeyPolicy.defaults(), Clock.system());
+    private final IdempotentRequestService service = new IdempotentRequestService(records, KeyPolicy.defaults());
     private final AtomicInteger executions = new AtomicInteger();
 
     @Test
@@ -116,7 +118,7 @@ class IdempotentRequestServiceTest {
     @Test
     void withoutWaitingAConcurrentSameKeyRequestIs409() throws Exception {
         IdempotentRequestService impatient = new IdempotentRequestService(records,
-                KeyPolicy.defaults().withWaitBound(Duration.ZERO), Clock.system());
+                KeyPolicy.defaults().withWaitBound(Duration.ZERO));
         Request request = post(ALICE, "order-1", "{}");
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
@@ -147,11 +149,121 @@ class IdempotentRequestServiceTest {
     @Test
     void optionalKeyAbsentExecutesEveryTime() {
         IdempotentRequestService optional = new IdempotentRequestService(records,
-                new KeyPolicy(Duration.ofHours(24), Duration.ofSeconds(10), KeyPolicy.Requirement.OPTIONAL),
-                Clock.system());
+                new KeyPolicy(Duration.ofHours(24), Duration.ofSeconds(10), KeyPolicy.Requirement.OPTIONAL));
         optional.handle(post(ALICE, null, "{}"), this::create);
         optional.handle(post(ALICE, null, "{}"), this::create);
         assertThat(executions).hasValue(2);
+    }
+
+    @Test
+    void aRequestSlowerThanItsLeaseKeepsItsKeyAndTheRetryWaitsForIt() throws Exception {
+        KeyPolicy shortLease = KeyPolicy.defaults().withLease(Duration.ofMillis(300)).withWaitBound(Duration.ofSeconds(5));
+        IdempotentRequestService leased = new IdempotentRequestService(records, shortLease);
+        Request request = post(ALICE, "order-1", "{}");
+        CountDownLatch started = new CountDownLatch(1);
+        CompletableFuture<Reply> slow = CompletableFuture.supplyAsync(() -> leased.handle(request, () -> {
+            started.countDown();
+            Thread.sleep(1200); // four leases long
+            return create();
+        }));
+        assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(700); // past the first lease: without renewal the retry would take the key over
+
+        Reply retry = leased.handle(request, this::create);
+        Reply first = slow.get(10, TimeUnit.SECONDS);
+        assertThat(executions).as("one execution").hasValue(1);
+        assertThat(first.replayed()).isFalse();
+        assertThat(retry.replayed()).isTrue();
+        assertThat(retry.response()).isEqualTo(first.response());
+    }
+
+    @Test
+    void aRequestWhoseClaimWasTakenOverAnswersWithTheKeysAnswerNotItsOwn() throws Exception {
+        // a process that stalls past its lease: its renewals never land, another request takes the key
+        InMemoryIdempotencyRecords stalling = new InMemoryIdempotencyRecords();
+        IdempotencyRecords noRenewals = new ForwardingRecords(stalling) {
+            @Override
+            public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
+                return true; // said, not done
+            }
+        };
+        KeyPolicy shortLease = KeyPolicy.defaults().withLease(Duration.ofMillis(200)).withWaitBound(Duration.ofSeconds(5));
+        IdempotentRequestService stalled = new IdempotentRequestService(noRenewals, shortLease);
+        IdempotentRequestService other = new IdempotentRequestService(stalling, shortLease);
+        Request request = post(ALICE, "order-1", "{}");
+        CountDownLatch started = new CountDownLatch(1);
+        CompletableFuture<Reply> slow = CompletableFuture.supplyAsync(() -> stalled.handle(request, () -> {
+            started.countDown();
+            Thread.sleep(800);
+            return create();
+        }));
+        assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(400);
+        Reply takeover = other.handle(request, this::create);
+        Reply late = slow.get(10, TimeUnit.SECONDS);
+
+        assertThat(takeover.replayed()).isFalse();
+        assertThat(late.response()).as("the key's one answer, not the late request's own").isEqualTo(takeover.response());
+        assertThat(late.replayed()).isTrue();
+        assertThat(stalled.handle(request, this::create).response()).isEqualTo(takeover.response());
+    }
+
+    @Test
+    void aRequestWhoseClaimLapsedWithNoOtherAnswerSaysItsOutcomeIsUnknown() {
+        InMemoryIdempotencyRecords store = new InMemoryIdempotencyRecords();
+        IdempotencyRecords noRenewals = new ForwardingRecords(store) {
+            @Override
+            public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
+                return true;
+            }
+        };
+        IdempotentRequestService stalled = new IdempotentRequestService(noRenewals,
+                KeyPolicy.defaults().withLease(Duration.ofMillis(100)).withWaitBound(Duration.ofMillis(300)));
+        Reply late = stalled.handle(post(ALICE, "order-1", "{}"), () -> {
+            Thread.sleep(400);
+            return create();
+        });
+        assertProblem(late, 500, "idempotency-claim-lost");
+        assertThat(store.find(new ScopedKey(ALICE, new dev.idemkit.domain.httpkey.IdempotencyKey("order-1")))).isEmpty();
+    }
+
+    /** Delegates every call; tests override what they break. */
+    private static class ForwardingRecords implements IdempotencyRecords {
+        private final IdempotencyRecords inner;
+
+        ForwardingRecords(IdempotencyRecords inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public Begin tryBegin(ScopedKey key, dev.idemkit.domain.Fingerprint fingerprint, String fence, Duration lease) {
+            return inner.tryBegin(key, fingerprint, fence, lease);
+        }
+
+        @Override
+        public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
+            return inner.renew(key, claim, lease);
+        }
+
+        @Override
+        public boolean complete(ScopedKey key, KeyRecord.InProgress claim, StoredResponse response, Duration ttl) {
+            return inner.complete(key, claim, response, ttl);
+        }
+
+        @Override
+        public void release(ScopedKey key, KeyRecord.InProgress claim) {
+            inner.release(key, claim);
+        }
+
+        @Override
+        public java.util.Optional<KeyRecord> find(ScopedKey key) {
+            return inner.find(key);
+        }
+
+        @Override
+        public int purgeExpired(int batchSize) {
+            return inner.purgeExpired(batchSize);
+        }
     }
 
     private StoredResponse create() {
