@@ -51,13 +51,18 @@ public final class PostgresDatabase implements AutoCloseable {
     /**
      * A pool for the settings: auto-commit off (Hibernate is told so), search path set to the schema.
      * {@link Builder#start()} makes one unless given a data source.
+     *
+     * <p>The search path travels in the connection's start-up parameters (pgjdbc's {@code currentSchema}), not as a
+     * {@code SET} statement: with auto-commit off a {@code SET} belongs to the connection's first transaction, and a
+     * first transaction that rolls back (an effect that failed) would silently put the connection back on
+     * {@code "$user", public} for the rest of its life.
      */
     public static HikariDataSource createPool(PostgresSettings s) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(s.url());
         c.setUsername(s.user());
         c.setPassword(s.password());
-        c.setSchema(s.schema());
+        c.addDataSourceProperty("currentSchema", s.schema());
         c.setMaximumPoolSize(s.poolSize());
         c.setAutoCommit(false);
         c.setPoolName("idemkit-pg-" + s.schema());
@@ -126,7 +131,11 @@ public final class PostgresDatabase implements AutoCloseable {
             return this;
         }
 
-        /** Use this data source (auto-commit off, search path on the schema) instead of creating a pool; not closed by us. */
+        /**
+         * Use this data source (auto-commit off, search path on the schema) instead of creating a pool; not closed by
+         * us. Put the schema in the connections' start-up parameters (pgjdbc's {@code currentSchema}), never in a
+         * {@code SET} run with auto-commit off (see {@link #createPool}).
+         */
         public Builder dataSource(DataSource ds) {
             this.external = Objects.requireNonNull(ds, "dataSource");
             return this;
