@@ -1,0 +1,574 @@
+package dev.idemkit.app.crash;
+
+import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.adapters.postgres.PostgresSettings;
+import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
+import dev.idemkit.adapters.rabbit.RabbitSettings;
+import dev.idemkit.adapters.redis.RedisSettings;
+import dev.idemkit.adapters.sqs.SqsMessageTransport;
+import dev.idemkit.adapters.sqs.SqsSettings;
+import dev.idemkit.app.TestEnvironment;
+import dev.idemkit.app.wiring.EmbeddedEngines;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.DeadLetterEntry;
+import dev.idemkit.ports.out.DeadLetterQueue;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.OutgoingMessage;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.UUID;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.ConnectionFactory;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
+
+/**
+ * The crash harness (DESIGN.md section 12): the real consumer in a child JVM ({@link CrashChild}) on a real store and
+ * a real transport, SIGKILLed at a named {@link CrashPoint}, restarted and drained; then the totals: every message's
+ * effect exactly once, nothing left in the work or retry queues, every poisoned message in the DLQ (or, after a
+ * redrive, processed once).
+ *
+ * <p>One harness per {@link Combination}: its own PostgreSQL schema or Redis key prefix, and for SQS an ElasticMQ
+ * server in this JVM (the child reaches it over HTTP, so killing the child leaves it running). Every run has fresh
+ * queue, consumer and message names. Everything is removed on close.
+ */
+final class CrashHarness implements AutoCloseable {
+    private static final Duration READY = Duration.ofSeconds(60);
+    private static final Duration REACH = Duration.ofSeconds(30);
+    private static final Duration DRAIN = Duration.ofSeconds(90);
+    private static final Duration QUIET = Duration.ofSeconds(5);
+    private static final int PLAIN = 8;
+    private static final int RETRIED = 2;
+    private static final int POISONED = 2;
+
+    /** What one run did and found. */
+    record Report(Combination combination, CrashPoint point, String mode, int kills, int messages, int lost,
+            int duplicated, int unsettled, int deadLetters, List<String> problems) {
+        boolean exact() {
+            return lost == 0 && duplicated == 0 && unsettled == 0 && problems.isEmpty();
+        }
+
+        @Override
+        public String toString() {
+            return combination + " " + (point == null ? "" : point + " ") + "(" + mode + "): kills=" + kills + " messages=" + messages + " lost="
+                    + lost + " duplicated=" + duplicated + " unsettled=" + unsettled + " dead letters=" + deadLetters
+                    + (problems.isEmpty() ? "" : " problems=" + problems);
+        }
+    }
+
+    private final Combination combination;
+    private final EmbeddedEngines engines = new EmbeddedEngines();
+    private final String tag = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+    private final MessageTransport transport;
+    private final DeadLetterQueue dlq;
+    private final URI sqsEndpoint;
+    private final String schema;
+    private final PostgresDatabase db;
+    private final String redisPrefix;
+    private final RedissonClient redis;
+    private final com.rabbitmq.client.Connection amqp;
+    private final SqsClient sqs;
+    private final List<String> queues = new ArrayList<>();
+    private final Map<String, String> childEnv;
+    private int runs;
+
+    CrashHarness(Combination combination) {
+        this(combination, Map.of());
+    }
+
+    /** With {@code childEnv} added to the children's environment (e.g. another {@code IDEMKIT_REDIS_URL}). */
+    CrashHarness(Combination combination, Map<String, String> childEnv) {
+        this.combination = combination;
+        this.childEnv = Map.copyOf(childEnv);
+        if (combination.store == Combination.Store.POSTGRES) {
+            this.schema = TestEnvironment.unique("crash");
+            this.db = PostgresDatabase.builder(PostgresSettings.fromEnvironment().withSchema(schema).withPoolSize(2))
+                    .schemaCheck(PostgresDatabase.SchemaCheck.NONE).start();
+            sql("CREATE TABLE " + CrashChild.EFFECTS_TABLE + " (consumer text NOT NULL, message_id text NOT NULL,"
+                    + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
+            sql("CREATE TABLE " + CrashChild.POISON_TABLE + " (message_id text PRIMARY KEY)");
+            this.redisPrefix = null;
+            this.redis = null;
+        } else {
+            this.schema = null;
+            this.db = null;
+            this.redisPrefix = "it-crash-" + tag;
+            Map<String, String> env = new HashMap<>(System.getenv());
+            env.putAll(childEnv);
+            Config config = new Config();
+            config.useSingleServer().setAddress(RedisSettings.fromEnvironment(env).addresses().get(0));
+            this.redis = Redisson.create(config);
+        }
+        if (combination.transport == Combination.Transport.RABBIT) {
+            RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.fromEnvironment()
+                    .withMaxAttemptsHint(5), Clock.system(), "idemkit-it-crash-harness-" + tag);
+            this.transport = rabbit;
+            this.dlq = rabbit.deadLetterQueue();
+            this.sqsEndpoint = null;
+            this.sqs = null;
+            try {
+                ConnectionFactory f = new ConnectionFactory();
+                f.setUri(RabbitSettings.fromEnvironment().uri());
+                this.amqp = f.newConnection("idemkit-it-crash-counts-" + tag);
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot reach RabbitMQ: " + e.getMessage(), e);
+            }
+        } else {
+            this.sqsEndpoint = engines.sqsEndpoint();
+            SqsMessageTransport sqsTransport = new SqsMessageTransport(SqsSettings.local(sqsEndpoint).withWaitTimeSeconds(1));
+            this.transport = sqsTransport;
+            this.dlq = sqsTransport.deadLetters();
+            this.amqp = null;
+            this.sqs = SqsClient.builder().endpointOverride(sqsEndpoint).region(Region.US_EAST_1)
+                    .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("idemkit", "idemkit")))
+                    .httpClient(UrlConnectionHttpClient.create()).build();
+        }
+    }
+
+    /**
+     * One run: publish a fresh set of messages, let the child be SIGKILLed at {@code point} up to {@code kills} times
+     * (the first at a random one of the first reachings, later ones at the next), then drain with a healthy child and
+     * count. {@code mode} {@code broken-ack-first} runs the deliberately broken consumer.
+     */
+    Report run(CrashPoint point, int kills, long seed, String mode) throws Exception {
+        if (!point.appliesTo(combination) || mode.equals("broken-no-inbox") && combination.store != Combination.Store.POSTGRES) {
+            throw new IllegalArgumentException(point + " has no path on " + combination);
+        }
+        Random random = new Random(seed);
+        int run = ++runs;
+        String queue = queueName(run);
+        String consumer = "crash-" + tag + "-" + run;
+        List<String> problems = new ArrayList<>();
+        Map<String, Integer> expected = publish(queue, run);
+        int made = 0;
+        if (point == CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL) {
+            drain(queue, consumer, run, mode, expectedBeforeRedrive(expected), problems, "before-redrive");
+            liftPoison(expected.keySet());
+            for (int k = 0; k < kills; k++) {
+                int hit = k == 0 ? 1 + random.nextInt(POISONED) : 1;
+                made += killAt(point, hit, queue, consumer, "redrive", run, k, problems) ? 1 : 0;
+            }
+            try (ChildProcess redrive = child(queue, consumer, "redrive", null, 0, 0, run, "redrive")) {
+                redrive.awaitExit(READY);
+            }
+        } else if (point == CrashPoint.DURING_SHUTDOWN) {
+            for (int k = 0; k < kills; k++) {
+                made += killDuringShutdown(queue, consumer, mode, run, k, random, problems) ? 1 : 0;
+            }
+        } else {
+            for (int k = 0; k < kills; k++) {
+                int hit = k == 0 ? 1 + random.nextInt(maxHit(point)) : 1;
+                made += killAt(point, hit, queue, consumer, mode, run, k, problems) ? 1 : 0;
+            }
+        }
+        if (point == CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL) {
+            expected.replaceAll((id, n) -> 1); // every poisoned message was redriven and must run once
+        }
+        drain(queue, consumer, run, "consume", expected, problems, "drain");
+        return count(point, mode, made, queue, consumer, expected, problems);
+    }
+
+    private static int maxHit(CrashPoint point) {
+        return switch (point) {
+            case RETRY_REPUBLISHED_BEFORE_ACK -> RETRIED;
+            case DEAD_LETTERED_BEFORE_REMOVAL, REDRIVE_PUBLISHED_BEFORE_REMOVAL -> POISONED;
+            default -> PLAIN;
+        };
+    }
+
+    /** Starts a child armed at {@code point}/{@code hit}; SIGKILLs it when it stops there. @return whether it did */
+    private boolean killAt(CrashPoint point, int hit, String queue, String consumer, String mode, int run, int k,
+            List<String> problems) throws Exception {
+        try (ChildProcess child = child(queue, consumer, mode, point, hit, 0, run, "kill-" + k)) {
+            Optional<String> reached = child.awaitLine("CRASH-POINT", REACH);
+            if (reached.isEmpty()) {
+                if (k == 0) {
+                    problems.add(point + " was never reached (hit " + hit + "); log " + child.log());
+                }
+                child.terminate();
+                return false;
+            }
+            int status = child.kill();
+            if (status != ChildProcess.SIGKILLED) {
+                problems.add("kill " + k + " ended with status " + status + ", not SIGKILL's " + ChildProcess.SIGKILLED);
+            }
+            return true;
+        }
+    }
+
+    /** SIGTERM once the child is busy, then SIGKILL while it closes. @return whether the kill landed before it stopped */
+    private boolean killDuringShutdown(String queue, String consumer, String mode, int run, int k, Random random,
+            List<String> problems) throws Exception {
+        try (ChildProcess child = child(queue, consumer, mode, null, 0, 150, run, "shutdown-" + k)) {
+            if (child.awaitLine("READY", READY).isEmpty()) {
+                problems.add("child did not start; log " + child.log());
+                return false;
+            }
+            long deadline = System.nanoTime() + REACH.toNanos();
+            while (effectCount(consumer) < 2 * (k + 1) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            child.signalTerm();
+            Thread.sleep(random.nextInt(300));
+            boolean landed = child.alive();
+            child.kill();
+            return landed;
+        }
+    }
+
+    /** Runs a healthy child until {@code expected} holds and the work queue is empty, then stops it with SIGTERM. */
+    private void drain(String queue, String consumer, int run, String mode, Map<String, Integer> expected,
+            List<String> problems, String name) throws Exception {
+        try (ChildProcess child = child(queue, consumer, mode, null, 0, 0, run, name)) {
+            if (child.awaitLine("READY", READY).isEmpty()) {
+                problems.add(name + ": child did not start; log " + child.log());
+                return;
+            }
+            awaitDrained(queue, consumer, expected);
+            child.terminate();
+        }
+    }
+
+    /**
+     * Until the expected state holds, or nothing is left to deliver and nothing changed for a while (what is missing
+     * then will not come: lost), or the bound runs out. Reads that fail (an engine restarting) count as a change.
+     */
+    private void awaitDrained(String queue, String consumer, Map<String, Integer> expected) throws Exception {
+        long deadline = System.nanoTime() + DRAIN.toNanos();
+        Map<String, Integer> last = Map.of();
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            Map<String, Integer> now;
+            long left;
+            int dead;
+            try {
+                now = effects(consumer);
+                left = pending(queue);
+                dead = deadLetterIds(queue).size();
+            } catch (SQLException | IOException | RuntimeException e) {
+                quietSince = System.nanoTime();
+                Thread.sleep(200);
+                continue;
+            }
+            if (now.equals(expectedEffects(expected)) && left == 0 && dead >= expectedDeadLetters(expected)) {
+                return;
+            }
+            if (!now.equals(last) || left > 0) {
+                last = now;
+                quietSince = System.nanoTime();
+            } else if (System.nanoTime() - quietSince > QUIET.toNanos()) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private Report count(CrashPoint point, String mode, int kills, String queue, String consumer,
+            Map<String, Integer> expected, List<String> problems) throws Exception {
+        Map<String, Integer> actual = effects(consumer);
+        List<String> deadIds = deadLetterIds(queue);
+        int lost = 0;
+        int duplicated = 0;
+        for (Map.Entry<String, Integer> e : expected.entrySet()) {
+            int got = actual.getOrDefault(e.getKey(), 0);
+            if (got > 1 || got > e.getValue()) {
+                duplicated++;
+            }
+            boolean dead = deadIds.contains(e.getKey());
+            if (e.getValue() == 1 ? got == 0 : !dead) {
+                lost++;
+            }
+        }
+        int unsettled = (int) pending(queue);
+        if (point == CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL && !deadIds.isEmpty()) {
+            problems.add("dead letters left after the redrive: " + deadIds);
+        }
+        Report r = new Report(combination, point, mode, kills, expected.size(), lost, duplicated, unsettled,
+                deadIds.size(), List.copyOf(problems));
+        deleteQueue(queue);
+        return r;
+    }
+
+    /** Publishes the run's messages; returns, per id, how many effects a correct consumer ends with (0: poisoned). */
+    /** A fault injected from outside while the consumer runs (an engine restarted, connections closed). */
+    @FunctionalInterface
+    interface Fault {
+        void inject() throws Exception;
+    }
+
+    /**
+     * Engine faults with the same totals check: {@code messages} plain messages (a few retried once) published, a
+     * healthy child consuming them slowly, {@code fault} injected each time the committed effects pass one of
+     * {@code after}, then drained.
+     */
+    Report runWithFault(String name, int messages, List<Integer> after, Fault fault) throws Exception {
+        int run = ++runs;
+        String queue = queueName(run);
+        String consumer = "crash-" + tag + "-" + run;
+        List<String> problems = new ArrayList<>();
+        Map<String, Integer> expected = new LinkedHashMap<>();
+        for (int i = 1; i <= messages; i++) {
+            expected.put((i % 25 == 0 ? "retry-" : "m-") + tag + "-" + run + "-" + i, 1);
+        }
+        for (String id : expected.keySet()) {
+            transport.publish(queue, OutgoingMessage.of(id, ("{\"id\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8)));
+        }
+        try (ChildProcess child = child(queue, consumer, "consume", null, 0, 5, run, name)) {
+            if (child.awaitLine("READY", READY).isEmpty()) {
+                problems.add(name + ": child did not start; log " + child.log());
+            } else {
+                for (int threshold : after) {
+                    long deadline = System.nanoTime() + DRAIN.toNanos();
+                    while (effectCountQuietly(consumer) < threshold && System.nanoTime() < deadline) {
+                        Thread.sleep(20);
+                    }
+                    fault.inject();
+                }
+                awaitDrained(queue, consumer, expected);
+                if (!child.alive()) {
+                    problems.add(name + ": the consumer died; log " + child.log());
+                }
+                child.terminate();
+            }
+        }
+        return count(null, name, after.size(), queue, consumer, expected, problems);
+    }
+
+    /** The effect count, or 0 while the store cannot be read (it is being restarted). */
+    private int effectCountQuietly(String consumer) {
+        try {
+            return effectCount(consumer);
+        } catch (SQLException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    private Map<String, Integer> publish(String queue, int run) throws SQLException {
+        Map<String, Integer> expected = new LinkedHashMap<>();
+        for (int i = 1; i <= PLAIN; i++) {
+            expected.put("m-" + tag + "-" + run + "-" + i, 1);
+        }
+        for (int i = 1; i <= RETRIED; i++) {
+            expected.put("retry-" + tag + "-" + run + "-" + i, 1);
+        }
+        for (int i = 1; i <= POISONED; i++) {
+            String id = "poison-" + tag + "-" + run + "-" + i;
+            expected.put(id, 0);
+            poison(id);
+        }
+        for (String id : expected.keySet()) {
+            transport.publish(queue, OutgoingMessage.of(id, ("{\"id\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8)));
+        }
+        return expected;
+    }
+
+    private static Map<String, Integer> expectedBeforeRedrive(Map<String, Integer> expected) {
+        return new LinkedHashMap<>(expected);
+    }
+
+    private static Map<String, Integer> expectedEffects(Map<String, Integer> expected) {
+        Map<String, Integer> out = new HashMap<>();
+        expected.forEach((id, n) -> {
+            if (n > 0) {
+                out.put(id, n);
+            }
+        });
+        return out;
+    }
+
+    private static int expectedDeadLetters(Map<String, Integer> expected) {
+        return (int) expected.values().stream().filter(n -> n == 0).count();
+    }
+
+    private ChildProcess child(String queue, String consumer, String mode, CrashPoint point, int hit, long effectMillis,
+            int run, String name) throws IOException {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("idemkit.crash.combination", combination.name());
+        p.put("idemkit.crash.queue", queue);
+        p.put("idemkit.crash.consumer", consumer);
+        p.put("idemkit.crash.mode", mode);
+        p.put("idemkit.crash.point", point == null ? "NONE" : point.name());
+        p.put("idemkit.crash.hit", Integer.toString(hit));
+        p.put("idemkit.crash.effectMillis", Long.toString(effectMillis));
+        p.put("idemkit.crash.connection", "idemkit-it-crash-" + tag + "-" + run);
+        if (schema != null) {
+            p.put("idemkit.crash.schema", schema);
+        }
+        if (redisPrefix != null) {
+            p.put("idemkit.crash.redisPrefix", redisPrefix);
+        }
+        if (sqsEndpoint != null) {
+            p.put("idemkit.crash.sqsEndpoint", sqsEndpoint.toString());
+        }
+        return ChildProcess.start(CrashChild.class.getName(), p, childEnv,
+                combination + "-" + (point == null ? "none" : point) + "-" + tag + "-" + run + "-" + name);
+    }
+
+    /** The child's connection names start with this (for closing them from the broker's side). */
+    String connectionPrefix() {
+        return "idemkit-it-crash-" + tag;
+    }
+
+    private String queueName(int run) {
+        String q = combination.transport == Combination.Transport.SQS ? "crash-" + tag + "-" + run
+                : "idemkit-it-crash-" + tag + "-" + run;
+        queues.add(q);
+        return q;
+    }
+
+    // ---------------------------------------------------------------- what the store and the broker hold
+
+    /** Effects per message id of one consumer. */
+    Map<String, Integer> effects(String consumer) throws SQLException {
+        Map<String, Integer> out = new HashMap<>();
+        if (db != null) {
+            try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+                    "SELECT message_id, count(*) FROM " + CrashChild.EFFECTS_TABLE + " WHERE consumer = ? GROUP BY message_id")) {
+                ps.setString(1, consumer);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.put(rs.getString(1), rs.getInt(2));
+                    }
+                }
+                c.rollback();
+            }
+        } else {
+            redis.<String, String>getMap(redisPrefix + ":crash-effects:" + consumer, StringCodec.INSTANCE).readAllMap()
+                    .forEach((id, n) -> out.put(id, Integer.parseInt(n)));
+        }
+        return out;
+    }
+
+    private int effectCount(String consumer) throws SQLException {
+        return effects(consumer).values().stream().mapToInt(Integer::intValue).sum();
+    }
+
+    /** Messages still in the work queue and its retry buckets (SQS: visible or in flight). */
+    long pending(String queue) throws IOException {
+        if (amqp != null) {
+            long n = ready(queue);
+            for (int bucket = 1; bucket <= 4096; bucket *= 2) {
+                n += ready(queue + ".retry." + bucket + "s");
+            }
+            return n;
+        }
+        String url = sqs.getQueueUrl(r -> r.queueName(queue)).queueUrl();
+        Map<QueueAttributeName, String> a = sqs.getQueueAttributes(r -> r.queueUrl(url).attributeNames(
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE)).attributes();
+        return Long.parseLong(a.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
+                + Long.parseLong(a.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE));
+    }
+
+    /** Ready messages of a RabbitMQ queue, 0 when it does not exist. */
+    private long ready(String queue) throws IOException {
+        try (Channel ch = amqp.createChannel()) {
+            return ch.queueDeclarePassive(queue).getMessageCount();
+        } catch (IOException e) {
+            return 0; // not there (404 closes the channel)
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** The message ids in the DLQ of {@code queue}, one entry per dead letter. */
+    List<String> deadLetterIds(String queue) {
+        return dlq.peek(queue, 1000).stream().map(DeadLetterEntry::deadLetter).map(d -> d.original().rawId()).toList();
+    }
+
+    private void poison(String id) throws SQLException {
+        if (db != null) {
+            try (Connection c = db.dataSource().getConnection();
+                    PreparedStatement ps = c.prepareStatement("INSERT INTO " + CrashChild.POISON_TABLE + " VALUES (?)")) {
+                ps.setString(1, id);
+                ps.executeUpdate();
+                c.commit();
+            }
+        } else {
+            redis.getBucket(redisPrefix + ":crash-poison:" + id, StringCodec.INSTANCE).set("1");
+        }
+    }
+
+    private void liftPoison(Iterable<String> ids) throws SQLException {
+        for (String id : ids) {
+            if (db != null) {
+                try (Connection c = db.dataSource().getConnection();
+                        PreparedStatement ps = c.prepareStatement("DELETE FROM " + CrashChild.POISON_TABLE
+                                + " WHERE message_id = ?")) {
+                    ps.setString(1, id);
+                    ps.executeUpdate();
+                    c.commit();
+                }
+            } else {
+                redis.getBucket(redisPrefix + ":crash-poison:" + id, StringCodec.INSTANCE).delete();
+            }
+        }
+    }
+
+    private void sql(String statement) {
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(statement);
+            c.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void deleteQueue(String queue) {
+        try {
+            if (transport instanceof RabbitMessageTransport rabbit) {
+                rabbit.deleteTopology(queue);
+            } else {
+                ((SqsMessageTransport) transport).deleteQueues(queue);
+            }
+        } catch (RuntimeException e) {
+            // best effort: the run's verdict is already taken
+        }
+        queues.remove(queue);
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (String q : List.copyOf(queues)) {
+            deleteQueue(q);
+        }
+        transport.close();
+        if (amqp != null) {
+            amqp.close();
+        }
+        if (sqs != null) {
+            sqs.close();
+        }
+        if (db != null) {
+            db.close();
+            TestEnvironment.dropSchema(schema);
+        }
+        if (redis != null) {
+            redis.getKeys().deleteByPattern(redisPrefix + ":*");
+            redis.shutdown();
+        }
+        engines.close();
+    }
+}

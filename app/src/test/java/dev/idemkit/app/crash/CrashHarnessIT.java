@@ -1,0 +1,89 @@
+package dev.idemkit.app.crash;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A small sample of the crash matrix inside {@code mvn verify}: every crash point of every combination, the child
+ * SIGKILLed there {@value #KILLS} times, then drained; every message's effect exactly once, nothing unsettled. The
+ * full matrix (20 kills per point and combination) is {@link CrashMatrixSlowIT}; the harness is shown to bite by
+ * {@link #theHarnessCatchesAConsumerThatAcknowledgesBeforeItCommits()}.
+ */
+class CrashHarnessIT {
+    private static final int KILLS = 2;
+    private static final List<CrashHarness.Report> REPORTS = new ArrayList<>();
+
+    static Stream<Arguments> pointsAndCombinations() {
+        List<Arguments> out = new ArrayList<>();
+        for (Combination c : Combination.values()) {
+            for (CrashPoint p : CrashPoint.values()) {
+                if (p.appliesTo(c)) {
+                    out.add(Arguments.of(c, p));
+                }
+            }
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} killed at {1}")
+    @MethodSource("pointsAndCombinations")
+    void everyEffectRunsExactlyOnceWhenTheConsumerIsKilledThere(Combination combination, CrashPoint point)
+            throws Exception {
+        try (CrashHarness harness = new CrashHarness(combination)) {
+            CrashHarness.Report report = harness.run(point, KILLS, System.nanoTime(), "consume");
+            REPORTS.add(report);
+            assertThat(report.problems()).as(report.toString()).isEmpty();
+            assertThat(report.kills()).as("kills that landed: %s", report).isGreaterThanOrEqualTo(1);
+            assertThat(report.lost()).as("lost: %s", report).isZero();
+            assertThat(report.duplicated()).as("duplicated: %s", report).isZero();
+            assertThat(report.unsettled()).as("unsettled: %s", report).isZero();
+        }
+    }
+
+    /**
+     * The harness bites: a consumer that acknowledges a delivery before its unit of work commits (here: before the
+     * effect even runs) loses the message when it is killed inside the effect, and the harness reports it lost.
+     */
+    @Test
+    void theHarnessCatchesAConsumerThatAcknowledgesBeforeItCommits() throws Exception {
+        try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
+            CrashHarness.Report broken = harness.run(CrashPoint.INSIDE_EFFECT, 1, 42, "broken-ack-first");
+            REPORTS.add(broken);
+            assertThat(broken.kills()).isEqualTo(1);
+            assertThat(broken.lost()).as("the broken consumer loses what it acked: %s", broken).isGreaterThanOrEqualTo(1);
+            assertThat(broken.exact()).isFalse();
+
+            CrashHarness.Report sound = harness.run(CrashPoint.INSIDE_EFFECT, 1, 42, "consume");
+            REPORTS.add(sound);
+            assertThat(sound.exact()).as("the same kill on the real consumer: %s", sound).isTrue();
+        }
+    }
+
+    /**
+     * The harness bites on duplicates too: a consumer without an inbox, killed after its commit and before its ack,
+     * runs the redelivered message's effect a second time, and the harness reports it duplicated.
+     */
+    @Test
+    void theHarnessCatchesAConsumerWhoseEffectRunsAgainOnRedelivery() throws Exception {
+        try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
+            CrashHarness.Report broken = harness.run(CrashPoint.AFTER_COMMIT_BEFORE_ACK, 1, 7, "broken-no-inbox");
+            REPORTS.add(broken);
+            assertThat(broken.kills()).isEqualTo(1);
+            assertThat(broken.duplicated()).as("the effect ran twice: %s", broken).isGreaterThanOrEqualTo(1);
+            assertThat(broken.exact()).isFalse();
+        }
+    }
+
+    @AfterAll
+    static void print() {
+        REPORTS.forEach(r -> System.out.println("crash-harness " + r));
+    }
+}

@@ -1,0 +1,37 @@
+package dev.idemkit.app.crash;
+
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * The named moments of a settle path at which the crash harness SIGKILLs the consumer's JVM (DESIGN.md section 12).
+ * Each point is reached in the real code: in the consumer's handler, in a delivery the harness wraps, or, inside the
+ * adapters, where the {@link CrashAgent} stops a thread right after one broker call and before the next.
+ */
+public enum CrashPoint {
+    /** The handler was called; the effect has not written anything. */
+    BEFORE_EFFECT(EnumSet.allOf(Combination.class)),
+    /** The effect wrote through the unit of work; nothing is committed. */
+    INSIDE_EFFECT(EnumSet.allOf(Combination.class)),
+    /** The key and the effect committed; the delivery is not acknowledged yet. */
+    AFTER_COMMIT_BEFORE_ACK(EnumSet.allOf(Combination.class)),
+    /** A retry's copy is confirmed in its retry queue; the original is not acknowledged (RabbitMQ: SQS retries in place). */
+    RETRY_REPUBLISHED_BEFORE_ACK(EnumSet.of(Combination.PG_RABBIT, Combination.REDIS_RABBIT)),
+    /** A dead letter's copy is confirmed on its way to the DLQ; the original is not removed. */
+    DEAD_LETTERED_BEFORE_REMOVAL(EnumSet.allOf(Combination.class)),
+    /** A redrive's copy is confirmed in the work queue; the dead letter is not removed from the DLQ. */
+    REDRIVE_PUBLISHED_BEFORE_REMOVAL(EnumSet.allOf(Combination.class)),
+    /** SIGTERM was sent and the consumer is closing (deliveries settling); SIGKILL lands during that. */
+    DURING_SHUTDOWN(EnumSet.allOf(Combination.class));
+
+    private final Set<Combination> combinations;
+
+    CrashPoint(Set<Combination> combinations) {
+        this.combinations = combinations;
+    }
+
+    /** Whether the path through this point exists on that combination. */
+    public boolean appliesTo(Combination c) {
+        return combinations.contains(c);
+    }
+}

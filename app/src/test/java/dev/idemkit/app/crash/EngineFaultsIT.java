@@ -1,0 +1,109 @@
+package dev.idemkit.app.crash;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Engine faults mid-stream, with the crash harness's totals check (every effect exactly once, nothing unsettled): the
+ * broker closing the consumer's connections (in {@code verify}), PostgreSQL restarted and Redis restarted (slow).
+ * Every service is left as it was found: PostgreSQL comes back with its data (it keeps it on disk); Redis is never
+ * the machine's own (which keeps nothing on disk, so restarting it would wipe everyone's data) but a private
+ * {@code redis-server} with an append-only file, started, restarted and stopped here.
+ */
+class EngineFaultsIT {
+    private static final List<CrashHarness.Report> REPORTS = new ArrayList<>();
+
+    @Test
+    void rabbitMqClosingTheConsumersConnectionsLosesNothingAndRunsNothingTwice() throws Exception {
+        try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
+            CrashHarness.Report r = harness.runWithFault("rabbit-close-connections", 200, List.of(40, 120),
+                    () -> closeConnections(harness.connectionPrefix()));
+            REPORTS.add(r);
+            assertThat(r.exact()).as(r.toString()).isTrue();
+        }
+    }
+
+    @Test
+    @Tag("slow")
+    void postgresRestartedMidStreamLosesNothingAndRunsNothingTwice() throws Exception {
+        try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
+            CrashHarness.Report r = harness.runWithFault("postgres-restart", 400, List.of(60, 160, 260),
+                    EngineFaultsIT::restartPostgres);
+            REPORTS.add(r);
+            assertThat(r.exact()).as(r.toString()).isTrue();
+        } finally {
+            awaitPort(5432);
+        }
+    }
+
+    @Test
+    @Tag("slow")
+    void redisRestartedMidStreamLosesNothingAndRunsNothingTwice() throws Exception {
+        try (PrivateRedis redis = PrivateRedis.start();
+                CrashHarness harness = new CrashHarness(Combination.REDIS_RABBIT,
+                        Map.of("IDEMKIT_REDIS_URL", redis.url()))) {
+            CrashHarness.Report r = harness.runWithFault("redis-restart", 400, List.of(60, 160, 260), redis::restart);
+            REPORTS.add(r);
+            assertThat(r.exact()).as(r.toString()).isTrue();
+        }
+    }
+
+    @AfterAll
+    static void print() {
+        REPORTS.forEach(r -> System.out.println("engine-faults " + r));
+    }
+
+    /** Force-closes, from the broker's side, every connection whose client-provided name starts with {@code prefix}. */
+    static int closeConnections(String prefix) throws IOException, InterruptedException {
+        int closed = 0;
+        for (String line : run("rabbitmqctl", "-q", "list_connections", "pid", "client_properties").split("\n")) {
+            if (line.contains("\"" + prefix)) {
+                run("rabbitmqctl", "-q", "close_connection", line.trim().split("\\s+")[0], "idemkit test: broker closed");
+                closed++;
+            }
+        }
+        assertThat(closed).as("connections named %s*", prefix).isPositive();
+        return closed;
+    }
+
+    /** {@code pg_ctlcluster <version> main restart}: the machine's PostgreSQL, which keeps its data on disk. */
+    static void restartPostgres() throws IOException, InterruptedException {
+        String version;
+        try (var versions = Files.list(Path.of("/etc/postgresql"))) {
+            version = versions.map(p -> p.getFileName().toString()).sorted().reduce((a, b) -> b).orElseThrow();
+        }
+        run("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart");
+        awaitPort(5432);
+    }
+
+    static String run(String... command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException(String.join(" ", command) + " failed: " + out);
+        }
+        return out;
+    }
+
+    static void awaitPort(int port) throws InterruptedException {
+        for (int i = 0; i < 600; i++) {
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+                return;
+            } catch (IOException e) {
+                Thread.sleep(100);
+            }
+        }
+        throw new IllegalStateException("nothing answers on port " + port + " after 60 s");
+    }
+}
