@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -35,6 +36,8 @@ import picocli.CommandLine.Option;
         description = "Run the consumers, the payments API, metrics, retention and DLQ alerting.")
 final class ServeCommand extends AppCommand {
     private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
+    /** How long a SIGTERM waits for the subscriptions, the API and the engines to close. */
+    private static final Duration CLOSE_BOUND = Duration.ofSeconds(60);
 
     @Option(names = "--retention-every", defaultValue = "600", description = "seconds between retention runs (default 600)")
     long retentionEverySeconds;
@@ -55,6 +58,8 @@ final class ServeCommand extends AppCommand {
         }
         ApiKeys apiKeys = ApiKeys.of(keys);
         CountDownLatch stopped = new CountDownLatch(1);
+        CountDownLatch closed = new CountDownLatch(1);
+        boolean stopping = false;
         try (Assembly assembly = assemble(settings)) {
             List<Subscription> subscriptions = new ArrayList<>();
             PaymentsApi api;
@@ -89,19 +94,38 @@ final class ServeCommand extends AppCommand {
                         + " and " + assembly.transportBinding().queue(ConsumerKind.CREDIT_ACCOUNT.queue()));
                 out().println("idemkit HTTP on http://localhost:" + api.port()
                         + "  (POST /payments, GET /payments/{id}, GET /health, GET /metrics)");
+                // the JVM halts as soon as every shutdown hook has returned: this one returns only once the main
+                // thread has closed everything, so that pending settles (SQS batch deletes, acks) reach the broker
                 Thread hook = new Thread(() -> {
                     out().println("idemkit stopping: no new work; letting in-flight deliveries settle");
-                    subscriptions.forEach(Subscription::close);
-                    api.close();
                     stopped.countDown();
+                    awaitQuietly(closed, CLOSE_BOUND);
                 }, "idemkit-shutdown");
                 Runtime.getRuntime().addShutdownHook(hook);
                 stopped.await();
+                subscriptions.forEach(Subscription::close);
+                api.close();
             } finally {
                 scheduler.shutdownNow();
             }
+            stopping = true;
+        } finally {
+            if (stopping) {
+                out().println("idemkit stopped");
+            }
+            closed.countDown();
         }
         return 0;
+    }
+
+    private static void awaitQuietly(CountDownLatch latch, Duration bound) {
+        try {
+            if (!latch.await(bound.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warn("closing took longer than {}; stopping anyway", bound);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void checkDlq(Assembly assembly, DeadLetters dlq, String queue) {
