@@ -27,9 +27,11 @@ class EngineFaultsIT {
     @Test
     void rabbitMqClosingTheConsumersConnectionsLosesNothingAndRunsNothingTwice() throws Exception {
         try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
-            CrashHarness.Report r = harness.runWithFault("rabbit-close-connections", 200, List.of(40, 120),
-                    () -> closeConnections(harness.connectionPrefix()));
+            java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
+            CrashHarness.Report r = harness.runWithFault("rabbit-close-connections", 400, List.of(40, 200),
+                    () -> closed.addAndGet(closeConnections(harness.connectionPrefix())));
             REPORTS.add(r);
+            assertThat(closed).as("connections the broker closed").hasPositiveValue();
             assertThat(r.exact()).as(r.toString()).isTrue();
         }
     }
@@ -64,17 +66,27 @@ class EngineFaultsIT {
         REPORTS.forEach(r -> System.out.println("engine-faults " + r));
     }
 
-    /** Force-closes, from the broker's side, every connection whose client-provided name starts with {@code prefix}. */
+    /**
+     * Force-closes, from the broker's side, every connection whose client-provided name starts with {@code prefix},
+     * waiting (up to 15 s) for them to be there (after an earlier close they are recovering).
+     */
     static int closeConnections(String prefix) throws IOException, InterruptedException {
-        int closed = 0;
-        for (String line : run("rabbitmqctl", "-q", "list_connections", "pid", "client_properties").split("\n")) {
-            if (line.contains("\"" + prefix)) {
-                run("rabbitmqctl", "-q", "close_connection", line.trim().split("\\s+")[0], "idemkit test: broker closed");
-                closed++;
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(15).toNanos();
+        while (true) {
+            List<String> pids = new ArrayList<>();
+            for (String line : run("rabbitmqctl", "-q", "list_connections", "pid", "client_properties").split("\n")) {
+                if (line.contains("\"" + prefix)) {
+                    pids.add(line.trim().split("\\s+")[0]);
+                }
             }
+            if (!pids.isEmpty() || System.nanoTime() > deadline) {
+                for (String pid : pids) {
+                    run("rabbitmqctl", "-q", "close_connection", pid, "idemkit test: broker closed");
+                }
+                return pids.size();
+            }
+            Thread.sleep(200);
         }
-        assertThat(closed).as("connections named %s*", prefix).isPositive();
-        return closed;
     }
 
     /** {@code pg_ctlcluster <version> main restart}: the machine's PostgreSQL, which keeps its data on disk. */
