@@ -168,6 +168,9 @@ final class CrashHarness implements AutoCloseable {
             liftPoison(expected.keySet());
             for (int k = 0; k < kills; k++) {
                 int hit = k == 0 ? 1 + random.nextInt(POISONED) : 1;
+                if (k > 0) {
+                    awaitVisibleDeadLetter(queue); // on SQS what the killed scan received is hidden for 10 s
+                }
                 made += killAt(point, hit, queue, consumer, "redrive", run, k, problems) ? 1 : 0;
             }
             // what the killed redrives left behind, redriven by a healthy one; on SQS a dead letter that a killed
@@ -194,6 +197,13 @@ final class CrashHarness implements AutoCloseable {
         }
         drain(queue, consumer, run, "consume", expected, problems, "drain");
         return count(point, mode, made, queue, consumer, expected, problems);
+    }
+
+    private void awaitVisibleDeadLetter(String queue) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (dlq.depth(queue) > 0 && dlq.peek(queue, 10).isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(500);
+        }
     }
 
     private static boolean sleep(long millis) throws InterruptedException {

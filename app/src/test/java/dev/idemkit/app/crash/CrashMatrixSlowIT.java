@@ -26,8 +26,12 @@ class CrashMatrixSlowIT {
     private static final int RUNS = (KILLS + KILLS_PER_RUN - 1) / KILLS_PER_RUN;
     private static final Map<String, List<CrashHarness.Report>> RESULTS = new LinkedHashMap<>();
 
+    /** All of them, or those {@code -Didemkit.crash.only=COMBINATION[:POINT],...} names. */
     static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> pointsAndCombinations() {
-        return CrashHarnessIT.pointsAndCombinations();
+        String only = System.getProperty("idemkit.crash.only", "");
+        List<String> wanted = only.isBlank() ? List.of() : List.of(only.split(","));
+        return CrashHarnessIT.pointsAndCombinations().filter(a -> wanted.isEmpty() || wanted.stream().anyMatch(w ->
+                w.equals(a.get()[0].toString()) || w.equals(a.get()[0] + ":" + a.get()[1])));
     }
 
     @ParameterizedTest(name = "{0} at {1}")
