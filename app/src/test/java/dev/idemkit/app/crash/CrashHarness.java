@@ -37,12 +37,6 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
-import software.amazon.awssdk.services.sqs.SqsClient;
-import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
 /**
  * The crash harness (DESIGN.md section 12): the real consumer in a child JVM ({@link CrashChild}) on a real store and
@@ -89,7 +83,7 @@ final class CrashHarness implements AutoCloseable {
     private final String redisPrefix;
     private final RedissonClient redis;
     private final com.rabbitmq.client.Connection amqp;
-    private final SqsClient sqs;
+    private final SqsCounts sqs;
     private final List<String> queues = new ArrayList<>();
     private final Map<String, String> childEnv;
     private int runs;
@@ -141,9 +135,7 @@ final class CrashHarness implements AutoCloseable {
             this.transport = sqsTransport;
             this.dlq = sqsTransport.deadLetters();
             this.amqp = null;
-            this.sqs = SqsClient.builder().endpointOverride(sqsEndpoint).region(Region.US_EAST_1)
-                    .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("idemkit", "idemkit")))
-                    .httpClient(UrlConnectionHttpClient.create()).build();
+            this.sqs = new SqsCounts(sqsEndpoint);
         }
     }
 
@@ -495,12 +487,7 @@ final class CrashHarness implements AutoCloseable {
             }
             return n;
         }
-        String url = sqs.getQueueUrl(r -> r.queueName(queue)).queueUrl();
-        Map<QueueAttributeName, String> a = sqs.getQueueAttributes(r -> r.queueUrl(url).attributeNames(
-                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
-                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE)).attributes();
-        return Long.parseLong(a.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
-                + Long.parseLong(a.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE));
+        return sqs.pending(queue);
     }
 
     /** Ready messages of a RabbitMQ queue, 0 when it does not exist. */

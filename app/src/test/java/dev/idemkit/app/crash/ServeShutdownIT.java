@@ -18,12 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
-import software.amazon.awssdk.services.sqs.SqsClient;
-import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
 /**
  * {@code idemkit serve} stopped by SIGTERM in the middle of a stream finishes what it took: the JVM halts only once
@@ -84,15 +78,8 @@ class ServeShutdownIT {
     }
 
     private static long pending(URI endpoint, String queue) {
-        try (SqsClient sqs = SqsClient.builder().endpointOverride(endpoint).region(Region.US_EAST_1)
-                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("idemkit", "idemkit")))
-                .httpClient(UrlConnectionHttpClient.create()).build()) {
-            String url = sqs.getQueueUrl(r -> r.queueName(queue)).queueUrl();
-            Map<QueueAttributeName, String> a = sqs.getQueueAttributes(r -> r.queueUrl(url).attributeNames(
-                    QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
-                    QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE)).attributes();
-            return Long.parseLong(a.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
-                    + Long.parseLong(a.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE));
+        try (SqsCounts sqs = new SqsCounts(endpoint)) {
+            return sqs.pending(queue);
         }
     }
 }

@@ -12,6 +12,7 @@ import dev.idemkit.ports.contract.Race;
 import dev.idemkit.ports.in.IdempotentRequests.Execution;
 import dev.idemkit.ports.in.IdempotentRequests.Reply;
 import dev.idemkit.ports.in.IdempotentRequests.Request;
+import dev.idemkit.ports.memory.ForwardingIdempotencyRecords;
 import dev.idemkit.ports.memory.InMemoryIdempotencyRecords;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import java.nio.charset.StandardCharsets;
@@ -181,7 +182,7 @@ class IdempotentRequestServiceTest {
     void aRequestWhoseClaimWasTakenOverAnswersWithTheKeysAnswerNotItsOwn() throws Exception {
         // a process that stalls past its lease: its renewals never land, another request takes the key
         InMemoryIdempotencyRecords stalling = new InMemoryIdempotencyRecords();
-        IdempotencyRecords noRenewals = new ForwardingRecords(stalling) {
+        IdempotencyRecords noRenewals = new ForwardingIdempotencyRecords(stalling) {
             @Override
             public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
                 return true; // said, not done
@@ -211,7 +212,7 @@ class IdempotentRequestServiceTest {
     @Test
     void aRequestWhoseClaimLapsedWithNoOtherAnswerSaysItsOutcomeIsUnknown() {
         InMemoryIdempotencyRecords store = new InMemoryIdempotencyRecords();
-        IdempotencyRecords noRenewals = new ForwardingRecords(store) {
+        IdempotencyRecords noRenewals = new ForwardingIdempotencyRecords(store) {
             @Override
             public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
                 return true;
@@ -225,45 +226,6 @@ class IdempotentRequestServiceTest {
         });
         assertProblem(late, 500, "idempotency-claim-lost");
         assertThat(store.find(new ScopedKey(ALICE, new dev.idemkit.domain.httpkey.IdempotencyKey("order-1")))).isEmpty();
-    }
-
-    /** Delegates every call; tests override what they break. */
-    private static class ForwardingRecords implements IdempotencyRecords {
-        private final IdempotencyRecords inner;
-
-        ForwardingRecords(IdempotencyRecords inner) {
-            this.inner = inner;
-        }
-
-        @Override
-        public Begin tryBegin(ScopedKey key, dev.idemkit.domain.Fingerprint fingerprint, String fence, Duration lease) {
-            return inner.tryBegin(key, fingerprint, fence, lease);
-        }
-
-        @Override
-        public boolean renew(ScopedKey key, KeyRecord.InProgress claim, Duration lease) {
-            return inner.renew(key, claim, lease);
-        }
-
-        @Override
-        public boolean complete(ScopedKey key, KeyRecord.InProgress claim, StoredResponse response, Duration ttl) {
-            return inner.complete(key, claim, response, ttl);
-        }
-
-        @Override
-        public void release(ScopedKey key, KeyRecord.InProgress claim) {
-            inner.release(key, claim);
-        }
-
-        @Override
-        public java.util.Optional<KeyRecord> find(ScopedKey key) {
-            return inner.find(key);
-        }
-
-        @Override
-        public int purgeExpired(int batchSize) {
-            return inner.purgeExpired(batchSize);
-        }
     }
 
     private StoredResponse create() {
