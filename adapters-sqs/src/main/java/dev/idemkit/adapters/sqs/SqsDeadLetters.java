@@ -28,8 +28,14 @@ final class SqsDeadLetters {
     static DeadLetterEntry entry(String queue, Message m) {
         Map<String, MessageAttributeValue> a = m.messageAttributes();
         boolean ours = !m.attributes().containsKey(MessageSystemAttributeName.DEAD_LETTER_QUEUE_SOURCE_ARN);
+        Map<String, String> headers;
+        try {
+            headers = Map.copyOf(SqsWire.headers(a));
+        } catch (RuntimeException unreadable) {
+            headers = Map.of(); // one dead letter's odd attributes never break the listing of the others
+        }
         dev.idemkit.domain.Message original = new dev.idemkit.domain.Message(SqsWire.string(a, SqsWire.MESSAGE_ID),
-                SqsWire.receive(m.body(), a).bytes(), SqsWire.headers(a), queue);
+                SqsWire.receive(m.body(), a).bytes(), headers, queue);
         String reason = ours ? SqsWire.string(a, SqsWire.REASON) : null;
         return new DeadLetterEntry(m.messageId(), new DeadLetter(original,
                 reason == null || reason.isBlank() ? NATIVE_REASON : reason, ours ? attempts(a) : List.of(),

@@ -50,9 +50,18 @@ final class SqsDelivery implements Delivery {
         this.queueUrl = queueUrl;
         this.raw = raw;
         SqsWire.Received body = SqsWire.receive(raw.body(), raw.messageAttributes());
-        this.undecodable = body.problem();
-        this.message = new Message(SqsWire.string(raw.messageAttributes(), SqsWire.MESSAGE_ID), body.bytes(),
-                SqsWire.headers(raw.messageAttributes()), queue);
+        Message m;
+        Optional<String> problem = body.problem();
+        try {
+            m = new Message(SqsWire.string(raw.messageAttributes(), SqsWire.MESSAGE_ID), body.bytes(),
+                    SqsWire.headers(raw.messageAttributes()), queue);
+        } catch (RuntimeException e) {
+            // nothing a producer sends may keep a message from being settled: it becomes a dead letter with the reason
+            m = new Message(SqsWire.string(raw.messageAttributes(), SqsWire.MESSAGE_ID), body.bytes(), Map.of(), queue);
+            problem = Optional.of("unreadable attributes (" + e + ")");
+        }
+        this.message = m;
+        this.undecodable = problem;
         this.attempt = Math.max(1, intAttribute(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, 1));
         long first = longAttribute(MessageSystemAttributeName.APPROXIMATE_FIRST_RECEIVE_TIMESTAMP,
                 System.currentTimeMillis());

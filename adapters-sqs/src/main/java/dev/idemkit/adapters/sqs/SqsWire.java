@@ -156,8 +156,13 @@ final class SqsWire {
         MessageAttributeValue packed = attributes.get(HEADERS);
         if (packed != null && packed.stringValue() != null) {
             try {
-                headers.putAll(JSON.readValue(packed.stringValue(), new TypeReference<Map<String, String>>() { }));
-            } catch (JsonProcessingException e) {
+                // the producer's data: a null value is dropped, not passed on to break the message later
+                JSON.readValue(packed.stringValue(), new TypeReference<Map<String, String>>() { }).forEach((k, v) -> {
+                    if (k != null && v != null) {
+                        headers.put(k, v);
+                    }
+                });
+            } catch (JsonProcessingException | RuntimeException e) {
                 headers.put(HEADERS, packed.stringValue());
             }
         }

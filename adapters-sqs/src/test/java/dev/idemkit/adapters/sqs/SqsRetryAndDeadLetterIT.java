@@ -178,6 +178,18 @@ class SqsRetryAndDeadLetterIT {
     }
 
     @Test
+    void packedHeadersWithANullValueNeitherStopNorLoseTheMessage() {
+        String queue = queue();
+        List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
+        consume(queue, ConsumerSettings.defaults("c"), (message, work) -> seen.add(message.headers()));
+        raw.sendMessage(r -> r.queueUrl(queueUrl(queue)).messageBody("{}").messageAttributes(Map.of(
+                SqsWire.MESSAGE_ID, SqsWire.text("nulls-1"), SqsWire.HEADERS, SqsWire.text("{\"a\":null,\"b\":\"x\"}"))));
+        await().atMost(Duration.ofSeconds(20)).until(() -> !seen.isEmpty());
+        assertThat(seen.get(0)).containsEntry("b", "x").doesNotContainKey("a");
+        await().atMost(Duration.ofSeconds(10)).until(() -> visibleAndInFlight(queueUrl(queue)) == 0);
+    }
+
+    @Test
     void theNativeRedrivePolicyMovesAMessageThatNoHandlerSettles() {
         String queue = queue();
         try (SqsMessageTransport guarded = new SqsMessageTransport(sqs.settings().withRedriveMaxReceiveCount(2))) {
@@ -236,13 +248,10 @@ class SqsRetryAndDeadLetterIT {
     @Test
     void theRetentionReportedIsTheServersOwnAndElasticMqReportsNone() {
         String queue = queue();
-        try (SqsMessageTransport fourDays = new SqsMessageTransport(sqs.settings()
-                .withDeadLetterRetention(Duration.ofDays(4)))) {
-            fourDays.publish(queue, OutgoingMessage.of("m-1", bytes("x")));
-            // idemkit sets MessageRetentionPeriod on the DLQ; AWS applies and reports it, ElasticMQ ignores it
-            // and keeps dead letters until removed: the dedup check then relies on the redrive's window
-            assertThat(fourDays.deadLetters().retention(queue)).isEmpty();
-        }
+        transport.publish(queue, OutgoingMessage.of("m-1", bytes("x")));
+        // idemkit sets MessageRetentionPeriod (14 days) on the DLQ; AWS applies and reports it, ElasticMQ ignores it
+        // and keeps dead letters until removed
+        assertThat(transport.deadLetters().retention(queue)).isEmpty();
         assertThat(transport.deadLetters().retention(EmbeddedSqs.uniqueName("absent"))).isEmpty();
     }
 
