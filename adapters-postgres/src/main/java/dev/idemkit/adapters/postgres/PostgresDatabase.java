@@ -58,6 +58,12 @@ public final class PostgresDatabase implements AutoCloseable {
      * {@code "$user", public} for the rest of its life.
      */
     public static HikariDataSource createPool(PostgresSettings s) {
+        String url = s.url().toLowerCase(java.util.Locale.ROOT);
+        if (url.contains("currentschema=") || url.contains("search_path")) {
+            // the URL's parameters would win over the schema set here, silently: one place only
+            throw new IllegalArgumentException("the JDBC URL sets a schema (currentSchema / search_path): give it as"
+                    + " the schema setting instead, got " + s.url().replaceAll("password=[^&]*", "password=***"));
+        }
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(s.url());
         c.setUsername(s.user());

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * nothing when a live record exists (which is then read and returned). Every time is the database's own
  * ({@code clock_timestamp()}): created, expires, and every comparison, so callers whose clocks differ
  * agree on what expired. {@link #renew}, {@link #complete} and {@link #release} act only on the very
- * in-progress claim the caller holds (its fence), and renew and complete only while it is live. Instants
+ * in-progress claim the caller holds (its fence): a claim whose lease lapsed but that nobody took over is still
+ * the caller's, so a late completion stores its result instead of turning a finished request into a retry. Instants
  * are kept to the microsecond. Thread-safe.
  */
 public final class PostgresIdempotencyRecords implements IdempotencyRecords {
@@ -45,14 +46,12 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
     static final String RENEW = """
             UPDATE idempotency_records SET expires_at = clock_timestamp() + ? * interval '1 millisecond'
             WHERE client_id = ? AND idem_key = ? AND state = 'in_progress' AND fence = ?
-              AND expires_at > clock_timestamp()
             """;
     static final String COMPLETE = """
             UPDATE idempotency_records
             SET state = 'completed', status = ?, headers = jsonb_object(?::text[], ?::text[]), body = ?,
                 expires_at = clock_timestamp() + ? * interval '1 millisecond'
             WHERE client_id = ? AND idem_key = ? AND state = 'in_progress' AND fence = ?
-              AND expires_at > clock_timestamp()
             """;
     static final String RELEASE = """
             DELETE FROM idempotency_records

@@ -73,9 +73,25 @@ class PostgresIdempotencyRecordsIT {
             c.commit();
         }
         assertThat(records.find(key)).isEmpty();
+        KeyRecord.InProgress next = ((Begin.Claimed) records.tryBegin(key, Fingerprint.of("req"), "f-3",
+                Duration.ofHours(1))).claim();
         assertThat(records.complete(key, claim, new StoredResponse(200, Map.of(), new byte[0]), Duration.ofHours(1)))
-                .as("a lapsed claim completes nothing").isFalse();
-        assertThat(records.tryBegin(key, Fingerprint.of("req"), "f-3", Duration.ofHours(1))).isInstanceOf(Begin.Claimed.class);
+                .as("the lapsed claim, taken over, completes nothing").isFalse();
+        assertThat(records.find(key)).hasValueSatisfying(r -> assertThat(((KeyRecord.InProgress) r).sameClaim(next))
+                .isTrue());
+    }
+
+    @Test
+    void aClaimWhoseLeaseLapsedButThatNobodyTookStillCompletes() throws Exception {
+        ScopedKey key = ScopedKey.of("client-" + UUID.randomUUID(), "k3");
+        KeyRecord.InProgress claim = ((Begin.Claimed) records.tryBegin(key, Fingerprint.of("req"), "f-1",
+                Duration.ofMillis(1))).claim();
+        Thread.sleep(20);
+        assertThat(records.find(key)).isEmpty();
+        // the request finished late and nobody took the key: its result is the key's, not a reason to run it again
+        assertThat(records.complete(key, claim, new StoredResponse(201, Map.of(), new byte[] {1}), Duration.ofHours(1)))
+                .isTrue();
+        assertThat(records.find(key)).hasValueSatisfying(r -> assertThat(r).isInstanceOf(KeyRecord.Completed.class));
     }
 
     @Test

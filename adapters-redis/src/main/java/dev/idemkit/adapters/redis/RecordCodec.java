@@ -14,6 +14,9 @@ import java.util.TreeMap;
 
 /** Record fields to and from bytes. Headers: {@code <len>:<name><len>:<value>...} in UTF-8, sorted by name. */
 final class RecordCodec {
+    /** The fence of an in-progress record written before fences existed: no caller holds it. */
+    static final String LEGACY_FENCE = "(none: written before fences)";
+
     private RecordCodec() {}
 
     static byte[] text(String s) {
@@ -75,7 +78,9 @@ final class RecordCodec {
             StoredResponse response = new StoredResponse(Integer.parseInt(str(f, "st")), headers(f.get("h")), f.get("b"));
             return Optional.of(new KeyRecord.Completed(fingerprint, response, created, expires));
         }
-        return Optional.of(new KeyRecord.InProgress(fingerprint, created, expires, str(f, "g")));
+        byte[] fence = f.get("g");
+        return Optional.of(new KeyRecord.InProgress(fingerprint, created, expires,
+                fence == null ? LEGACY_FENCE : new String(fence, StandardCharsets.UTF_8)));
     }
 
     private static String str(Map<String, byte[]> fields, String name) {

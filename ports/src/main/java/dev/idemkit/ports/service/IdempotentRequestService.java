@@ -47,7 +47,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class IdempotentRequestService implements IdempotentRequests {
     private static final System.Logger LOG = System.getLogger(IdempotentRequestService.class.getName());
-    private static final ScheduledExecutorService RENEWALS = Executors.newSingleThreadScheduledExecutor(r -> {
+    /** Lease renewals of every running request: a few threads, so that one slow store call delays no other lease much. */
+    private static final ScheduledExecutorService RENEWALS = Executors.newScheduledThreadPool(4, r -> {
         Thread t = new Thread(r, "idemkit-idempotency-lease");
         t.setDaemon(true);
         return t;

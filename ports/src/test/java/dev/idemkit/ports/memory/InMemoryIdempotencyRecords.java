@@ -18,7 +18,7 @@ import java.util.Optional;
  * The reference Idempotency-Key records. Atomic step: under the store's one lock, "claim when absent
  * or expired, else return the live record". Its clock is its own (given at construction, so a test can
  * move it), as a database's or Redis' would be; renew, complete and release act only on the caller's own
- * claim (same fence). Thread-safe.
+ * claim (same fence), even after its lease lapsed as long as nobody took the key over. Thread-safe.
  */
 public final class InMemoryIdempotencyRecords implements IdempotencyRecords {
     private final Object lock = new Object();
@@ -106,8 +106,8 @@ public final class InMemoryIdempotencyRecords implements IdempotencyRecords {
         }
     }
 
-    /** The live record under {@code key} is {@code claim} itself (an expired claim is nobody's). */
+    /** The record under {@code key} is {@code claim} itself: its fence decides (a lapsed claim nobody took is still it). */
     private boolean holds(ScopedKey key, KeyRecord.InProgress claim, Instant now) {
-        return records.get(key) instanceof KeyRecord.InProgress p && !p.isExpired(now) && p.sameClaim(claim);
+        return records.get(key) instanceof KeyRecord.InProgress p && p.sameClaim(claim);
     }
 }
