@@ -105,9 +105,9 @@ final class DlqCommand implements Runnable {
         String reason;
 
         @Option(names = "--past-window-approved-by", paramLabel = "WHO",
-                description = "a second approver, not the first, who also lets through dead letters older than the"
-                        + " dedup window (inbox.retention): their keys may have been purged, so an effect that"
-                        + " already ran could run again")
+                description = "a second approver, not the first, who also lets through dead letters older than"
+                        + " dlq.retention: their keys may have been purged, so an effect that already ran could run"
+                        + " again")
         String pastWindowApprovedBy;
 
         @Option(names = "--past-window-reason", paramLabel = "WHY",
@@ -143,8 +143,9 @@ final class DlqCommand implements Runnable {
                 return "NOT FOUND";
             }
             if (r.action() == RedriveAction.SKIP_PAST_WINDOW) {
-                return r.action() + ": it is " + r.age() + " old, older than the dedup window of " + r.dedupWindow()
-                        + " (inbox.retention): its key may have been purged, so an effect that already ran could run"
+                return r.action() + ": it is " + r.age() + " old, older than the " + r.dedupWindow() + " up to which"
+                        + " a dead letter is redriven on one approval (dlq.retention, kept within the dedup window"
+                        + " inbox.retention): its key may have been purged, so an effect that already ran could run"
                         + " again; redrive it only with a second approval (--past-window-approved-by WHO"
                         + " --past-window-reason WHY)";
             }

@@ -70,7 +70,7 @@ public final class GlobalOptions {
     @Option(names = "--inbox-retention", description = "how long processed keys are kept (default 7d)")
     String inboxRetention;
 
-    @Option(names = "--dlq-retention", description = "how long the broker keeps a dead letter: set on the DLQ (default 4d; at most 14d on SQS, 49d on RabbitMQ)")
+    @Option(names = "--dlq-retention", description = "how old a dead letter may be for a redrive on one approval (default 4d; older ones need a second approval; at most 14d on SQS)")
     String dlqRetention;
 
     @Option(names = "--concurrency", description = "deliveries processed at once per consumer (default 4)")

@@ -82,7 +82,7 @@ final class ServeCommand extends AppCommand {
                 for (ConsumerKind kind : ConsumerKind.values()) {
                     String queue = assembly.transportBinding().queue(kind.queue());
                     subscriptions.add(assembly.transport().subscribe(queue, assembly.consumer(kind)));
-                    assembly.checkBrokerRetention(queue).ifPresent(w -> out().println("idemkit warning: " + w));
+                    out().println("idemkit " + assembly.deadLetterRetention(queue));
                     DeadLetters dlq = assembly.deadLetters(kind.consumerName(),
                             alert -> LOG.error("ALERT {}", alert.summary()));
                     scheduler.scheduleWithFixedDelay(() -> checkDlq(assembly, dlq, queue), 0, dlqEverySeconds,

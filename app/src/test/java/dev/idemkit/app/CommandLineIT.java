@@ -84,8 +84,7 @@ class CommandLineIT {
         String queue = TestEnvironment.unique("app-it-dlq-terminal");
         try (dev.idemkit.adapters.rabbit.RabbitMessageTransport rabbit = new dev.idemkit.adapters.rabbit
                 .RabbitMessageTransport(dev.idemkit.adapters.rabbit.RabbitSettings.defaults()
-                        .withUri(java.net.URI.create(TestEnvironment.RABBIT_URI))
-                        .withDeadLetterRetention(Duration.ofDays(4)))) {
+                        .withUri(java.net.URI.create(TestEnvironment.RABBIT_URI)))) {
             rabbit.declare(queue);
             try {
                 // a dead letter as idemkit writes it (through the hold queue), with escape sequences from the wire

@@ -52,14 +52,10 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
         this.clock = clock;
     }
 
-    /**
-     * The {@code x-message-ttl} that this transport declared {@code Q.dlq} with (declaring the topology if it was
-     * not yet); empty for a DLQ declared earlier without it, whose dead letters the broker keeps until removed.
-     */
+    /** Empty: {@code Q.dlq} has no TTL, so RabbitMQ keeps a dead letter until it is redriven or removed. */
     @Override
     public Optional<Duration> retention(String queue) {
-        declarations.ensureQueue(queue);
-        return declarations.deadLetterRetention(queue);
+        return Optional.empty();
     }
 
     @Override

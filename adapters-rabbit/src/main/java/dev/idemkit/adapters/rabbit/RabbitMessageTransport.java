@@ -70,7 +70,7 @@ public final class RabbitMessageTransport implements MessageTransport {
             throw new TransportException("cannot connect to " + settings.redactedUri() + ": " + e.getMessage(), e);
         }
         this.publisher = new ConfirmingPublisher(publishing, PUBLISHING_CHANNELS, settings.confirmTimeout());
-        this.declarations = new Declarations(publishing, settings.maxAttemptsHint(), settings.deadLetterRetention());
+        this.declarations = new Declarations(publishing, settings.maxAttemptsHint());
         this.deadLetters = new RabbitDeadLetterQueue(publishing, declarations, settings.confirmTimeout(), clock);
         LOG.info("decision=connect settings={}", settings);
     }

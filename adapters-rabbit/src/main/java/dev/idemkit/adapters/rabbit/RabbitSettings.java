@@ -18,15 +18,11 @@ import java.util.function.Function;
  *     backoff needs are declared with the topology, the others on first use
  * @param shutdownGrace how long closing a subscription waits for in-flight deliveries to settle before
  *     their channels are closed (the broker then requeues what is unsettled)
- * @param deadLetterRetention how long {@code Q.dlq} keeps a dead letter: its {@code x-message-ttl}, enforced
- *     by the broker (at most {@value #MAX_TTL_MILLIS} ms, RabbitMQ's limit; about 49 days)
  */
 public record RabbitSettings(URI uri, int prefetch, int consumers, Duration confirmTimeout, int maxAttemptsHint,
-        Duration shutdownGrace, Duration deadLetterRetention) {
+        Duration shutdownGrace) {
 
     public static final String DEFAULT_URI = "amqp://guest:guest@127.0.0.1:5672/%2F";
-    /** RabbitMQ's largest {@code x-message-ttl}: an unsigned 32-bit number of milliseconds. */
-    public static final long MAX_TTL_MILLIS = 4_294_967_295L;
 
     public RabbitSettings {
         Objects.requireNonNull(uri, "uri");
@@ -47,24 +43,17 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
         if (shutdownGrace.isNegative()) {
             throw new IllegalArgumentException("shutdownGrace must not be negative, got " + shutdownGrace);
         }
-        requirePositive("deadLetterRetention", deadLetterRetention);
-        if (deadLetterRetention.toMillis() > MAX_TTL_MILLIS) {
-            throw new IllegalArgumentException("deadLetterRetention must be at most " + MAX_TTL_MILLIS
-                    + " ms (RabbitMQ's largest x-message-ttl, about 49 days), got " + deadLetterRetention);
-        }
     }
 
-    /** Local broker, prefetch 100, 1 consumer, 5 s confirm timeout, 3 attempts, 5 s grace, dead letters kept 14 days. */
+    /** Local broker, prefetch 100, 1 consumer, 5 s confirm timeout, 3 attempts, 5 s grace. */
     public static RabbitSettings defaults() {
-        return new RabbitSettings(URI.create(DEFAULT_URI), 100, 1, Duration.ofSeconds(5), 3, Duration.ofSeconds(5),
-                Duration.ofDays(14));
+        return new RabbitSettings(URI.create(DEFAULT_URI), 100, 1, Duration.ofSeconds(5), 3, Duration.ofSeconds(5));
     }
 
     /**
      * The defaults overridden by {@code IDEMKIT_RABBIT_URI}, {@code IDEMKIT_RABBIT_PREFETCH},
      * {@code IDEMKIT_RABBIT_CONSUMERS}, {@code IDEMKIT_RABBIT_CONFIRM_TIMEOUT_MS},
-     * {@code IDEMKIT_RABBIT_MAX_ATTEMPTS}, {@code IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS} and
-     * {@code IDEMKIT_RABBIT_DLQ_RETENTION_MS}.
+     * {@code IDEMKIT_RABBIT_MAX_ATTEMPTS} and {@code IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS}.
      */
     public static RabbitSettings fromEnvironment() {
         return fromEnvironment(System.getenv());
@@ -79,38 +68,31 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
                 read(env, "IDEMKIT_RABBIT_CONSUMERS", Integer::parseInt, d.consumers),
                 read(env, "IDEMKIT_RABBIT_CONFIRM_TIMEOUT_MS", s -> Duration.ofMillis(Long.parseLong(s)), d.confirmTimeout),
                 read(env, "IDEMKIT_RABBIT_MAX_ATTEMPTS", Integer::parseInt, d.maxAttemptsHint),
-                read(env, "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", s -> Duration.ofMillis(Long.parseLong(s)), d.shutdownGrace),
-                read(env, "IDEMKIT_RABBIT_DLQ_RETENTION_MS", s -> Duration.ofMillis(Long.parseLong(s)),
-                        d.deadLetterRetention));
+                read(env, "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", s -> Duration.ofMillis(Long.parseLong(s)), d.shutdownGrace));
     }
 
     public RabbitSettings withUri(URI u) {
-        return new RabbitSettings(u, prefetch, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace,
-                deadLetterRetention);
+        return new RabbitSettings(u, prefetch, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace);
     }
 
     public RabbitSettings withPrefetch(int n) {
-        return new RabbitSettings(uri, n, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace, deadLetterRetention);
+        return new RabbitSettings(uri, n, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace);
     }
 
     public RabbitSettings withConsumers(int n) {
-        return new RabbitSettings(uri, prefetch, n, confirmTimeout, maxAttemptsHint, shutdownGrace, deadLetterRetention);
+        return new RabbitSettings(uri, prefetch, n, confirmTimeout, maxAttemptsHint, shutdownGrace);
     }
 
     public RabbitSettings withConfirmTimeout(Duration d) {
-        return new RabbitSettings(uri, prefetch, consumers, d, maxAttemptsHint, shutdownGrace, deadLetterRetention);
+        return new RabbitSettings(uri, prefetch, consumers, d, maxAttemptsHint, shutdownGrace);
     }
 
     public RabbitSettings withMaxAttemptsHint(int n) {
-        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, n, shutdownGrace, deadLetterRetention);
+        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, n, shutdownGrace);
     }
 
     public RabbitSettings withShutdownGrace(Duration d) {
-        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, maxAttemptsHint, d, deadLetterRetention);
-    }
-
-    public RabbitSettings withDeadLetterRetention(Duration d) {
-        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace, d);
+        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, maxAttemptsHint, d);
     }
 
     /** The uri with its password replaced by {@code ***}. */
@@ -126,7 +108,7 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
     public String toString() {
         return "RabbitSettings[uri=" + redactedUri() + ", prefetch=" + prefetch + ", consumers=" + consumers
                 + ", confirmTimeout=" + confirmTimeout + ", maxAttemptsHint=" + maxAttemptsHint
-                + ", shutdownGrace=" + shutdownGrace + ", deadLetterRetention=" + deadLetterRetention + "]";
+                + ", shutdownGrace=" + shutdownGrace + "]";
     }
 
     private static void requirePositive(String name, Duration d) {

@@ -17,8 +17,8 @@ import java.util.Map;
  *  Q.retry.{N}s      durable; x-message-ttl = N s; dead-letters to "" with routing key Q (back to the work queue)
  *  Q.dlq.hold        durable; x-message-ttl = 0; dead-letters to Q.dlx with routing key Q.dlq
  *  Q.dlx             durable direct exchange; Q.dlq bound with routing key Q.dlq
- *  Q.dlq             durable; x-message-ttl = the dead-letter retention: the dead letters, with x-death and
- *                    the idemkit headers, kept by the broker for that long and no longer
+ *  Q.dlq             durable, no TTL: the dead letters, with x-death and the idemkit headers, kept until an
+ *                    operator redrives or removes them (nothing expires a dead letter unseen)
  * </pre>
  *
  * Retry buckets are powers of two from 1 s to 4096 s; a delay goes to the smallest bucket that holds it
@@ -78,22 +78,12 @@ final class RabbitTopology {
         }
     }
 
-    /**
-     * Declares {@code Q.dlq} with the retention as its {@code x-message-ttl}. A queue declared earlier with other
-     * arguments makes the broker refuse this (and close the channel): see {@code Declarations}.
-     */
-    static void declareDeadLetterQueue(Channel channel, String queue, Duration retention) throws IOException {
-        channel.queueDeclare(deadLetterQueue(queue), true, false, false, Map.of("x-message-ttl", retention.toMillis()));
-    }
-
-    /**
-     * Declares the work queue, the rest of the dead-letter path and the retry buckets for the first {@code retries}
-     * retries; {@code Q.dlq} must exist ({@link #declareDeadLetterQueue}).
-     */
+    /** Declares the work queue, the dead-letter path and the retry buckets for the first {@code retries} retries. */
     static void declare(Channel channel, String queue, int retries) throws IOException {
         String dlx = deadLetterExchange(queue);
         String dlq = deadLetterQueue(queue);
         channel.exchangeDeclare(dlx, BuiltinExchangeType.DIRECT, true);
+        channel.queueDeclare(dlq, true, false, false, Map.of());
         channel.queueBind(dlq, dlx, dlq);
         channel.queueDeclare(holdQueue(queue), true, false, false,
                 Map.of("x-message-ttl", 0, "x-dead-letter-exchange", dlx, "x-dead-letter-routing-key", dlq));

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.rabbitmq.client.Channel;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.contract.Eventually;
-import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.OutgoingMessage;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,39 +12,23 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The dead-letter queue keeps a dead letter for the configured retention and no longer: the broker
- * enforces it ({@code x-message-ttl} on {@code Q.dlq}), so the dedup window that the app checks at
- * start-up against that retention is the one RabbitMQ really applies.
+ * Nothing expires a dead letter unseen: {@code Q.dlq} has no TTL (declaring it again without arguments succeeds,
+ * which a queue with an {@code x-message-ttl} would refuse), and the DLQ port says the broker keeps dead letters until
+ * they are removed. How old a dead letter may be for a redrive on one approval is the dead-letter service's rule.
  */
 class DeadLetterRetentionIT extends RabbitITBase {
-    private static final Duration PATIENCE = Duration.ofSeconds(30);
 
     @Test
-    void aDeadLetterOlderThanTheRetentionIsRemovedByTheBroker() {
-        String queue = queue("dlq-retention");
-        RabbitMessageTransport shortLived = closeLater(new RabbitMessageTransport(RabbitFixtures.settings()
-                .withDeadLetterRetention(Duration.ofSeconds(2)), Clock.system(), RabbitFixtures.anyConnectionName("ret")));
-        transport.deleteTopology(queue); // declared by the shared transport with the default retention
-        subscribe(shortLived, queue, d -> d.deadLetter("non-retryable: test", new AttemptRecord(1, Instant.now(), "x")));
-        assertThat(shortLived.deadLetterQueue().retention(queue)).contains(Duration.ofSeconds(2));
-        shortLived.publish(queue, OutgoingMessage.of("m-1", new byte[] {'x'}));
-        Eventually.await(PATIENCE, "the dead letter", () -> shortLived.deadLetterQueue().depth(queue) == 1);
-        Eventually.await(PATIENCE, "its expiry from the DLQ", () -> shortLived.deadLetterQueue().depth(queue) == 0);
-    }
-
-    @Test
-    void aDeadLetterQueueDeclaredEarlierWithoutARetentionIsKeptAndTheTopologyStillDeclares() throws Exception {
-        String queue = RabbitFixtures.anyQueue("dlq-legacy");
+    void theDeadLetterQueueHasNoTtlAndKeepsItsDeadLetters() throws Exception {
+        String queue = queue("dlq-kept");
+        subscribe(transport, queue, d -> d.deadLetter("non-retryable: test", new AttemptRecord(1, Instant.now(), "x")));
+        transport.publish(queue, OutgoingMessage.of("m-1", new byte[] {'x'}));
+        Eventually.await(Duration.ofSeconds(30), "the dead letter", () -> transport.deadLetterQueue().depth(queue) == 1);
         try (Channel ch = raw.createChannel()) {
             ch.queueDeclare(RabbitTopology.deadLetterQueue(queue), true, false, false, Map.of());
         }
-        try {
-            transport.declare(queue);
-            transport.publish(queue, OutgoingMessage.of("m-1", new byte[] {'x'}));
-            assertThat(ready(queue)).isEqualTo(1);
-            assertThat(transport.deadLetterQueue().retention(queue)).as("the broker keeps them until removed").isEmpty();
-        } finally {
-            transport.deleteTopology(queue);
-        }
+        assertThat(transport.deadLetterQueue().retention(queue)).isEmpty();
+        Eventually.pause(1500);
+        assertThat(transport.deadLetterQueue().depth(queue)).isEqualTo(1);
     }
 }

@@ -28,18 +28,9 @@ class RabbitSettingsTest {
                 "IDEMKIT_RABBIT_CONSUMERS", "4",
                 "IDEMKIT_RABBIT_CONFIRM_TIMEOUT_MS", "2500",
                 "IDEMKIT_RABBIT_MAX_ATTEMPTS", "5",
-                "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", "750",
-                "IDEMKIT_RABBIT_DLQ_RETENTION_MS", "86400000"));
+                "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", "750"));
         assertThat(s).isEqualTo(new RabbitSettings(URI.create("amqp://app:s3cret@broker:5673/orders"), 1000, 4,
-                Duration.ofMillis(2500), 5, Duration.ofMillis(750), Duration.ofDays(1)));
-    }
-
-    @Test
-    void aDeadLetterRetentionPastRabbitMqsLargestTtlIsRefused() {
-        assertThatThrownBy(() -> RabbitSettings.defaults().withDeadLetterRetention(Duration.ofDays(50)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("49 days");
-        assertThat(RabbitSettings.defaults().withDeadLetterRetention(Duration.ofDays(49)).deadLetterRetention())
-                .isEqualTo(Duration.ofDays(49));
+                Duration.ofMillis(2500), 5, Duration.ofMillis(750)));
     }
 
     @Test

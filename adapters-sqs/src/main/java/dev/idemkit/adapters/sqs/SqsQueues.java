@@ -64,9 +64,9 @@ final class SqsQueues {
     }
 
     /**
-     * The URL of the DLQ of work queue {@code name}, creating it when absent. Its retention is set to the configured
-     * one on every first resolve, so that a DLQ created earlier (by another idemkit or by hand) keeps dead letters
-     * for exactly as long as the dedup-window check assumes.
+     * The URL of the DLQ of work queue {@code name}, creating it when absent. Its retention is set to SQS's longest,
+     * 14 days, on every first resolve, so that no DLQ (one created by hand included) expires a dead letter sooner:
+     * a dead letter waits for a human. How old one may be for a redrive is the dead-letter service's rule.
      */
     String deadLetterQueue(String name) {
         String dlq = deadLetterName(name);
@@ -102,7 +102,7 @@ final class SqsQueues {
     }
 
     private String retentionSeconds() {
-        return Long.toString(settings.deadLetterRetention().toSeconds());
+        return Long.toString(SqsSettings.MAX_RETENTION.toSeconds());
     }
 
     /** Attribute values of a queue, e.g. its approximate message counts. */

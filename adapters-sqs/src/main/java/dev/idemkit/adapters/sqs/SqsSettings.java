@@ -26,14 +26,12 @@ import java.util.Optional;
  * @param redriveMaxReceiveCount when positive, a native SQS redrive policy with this maxReceiveCount is
  *     set on work queues as a safety net (set it above the retry policy's max attempts); 0 = none
  * @param closeGrace how long closing a subscription waits for running handlers
- * @param deadLetterRetention the DLQ's {@code MessageRetentionPeriod}, set on it whenever idemkit resolves it
- *     (1 minute..14 days, SQS's limits): how long SQS keeps a dead letter
  */
 public record SqsSettings(Optional<URI> endpoint, String region, Optional<StaticCredentials> staticCredentials,
         int waitTimeSeconds, int batchSize, int maxConcurrentHandlers, Duration visibilityTimeout,
-        Duration heartbeatInterval, int redriveMaxReceiveCount, Duration closeGrace, Duration deadLetterRetention) {
+        Duration heartbeatInterval, int redriveMaxReceiveCount, Duration closeGrace) {
 
-    /** SQS's longest message retention. */
+    /** SQS's longest message retention: what the DLQ keeps a dead letter for (nothing shorter expires one unseen). */
     public static final Duration MAX_RETENTION = Duration.ofDays(14);
 
     /** An access key id and secret for a local endpoint. The secret is never printed. */
@@ -84,20 +82,15 @@ public record SqsSettings(Optional<URI> endpoint, String region, Optional<Static
                     + redriveMaxReceiveCount);
         }
         Objects.requireNonNull(closeGrace, "closeGrace");
-        Objects.requireNonNull(deadLetterRetention, "deadLetterRetention");
-        if (deadLetterRetention.compareTo(Duration.ofMinutes(1)) < 0 || deadLetterRetention.compareTo(MAX_RETENTION) > 0) {
-            throw new IllegalArgumentException("deadLetterRetention must be 1 minute..14 days (SQS limits), got "
-                    + deadLetterRetention);
-        }
     }
 
     /**
      * AWS defaults for {@code region}: 20 s long polling, batches of 10, 8 concurrent handlers, 30 s
-     * visibility with a 10 s heartbeat, no native redrive policy, 10 s close grace, dead letters kept 14 days.
+     * visibility with a 10 s heartbeat, no native redrive policy, 10 s close grace.
      */
     public static SqsSettings defaults(String region) {
         return new SqsSettings(Optional.empty(), region, Optional.empty(), 20, 10, 8, Duration.ofSeconds(30),
-                Duration.ofSeconds(10), 0, Duration.ofSeconds(10), MAX_RETENTION);
+                Duration.ofSeconds(10), 0, Duration.ofSeconds(10));
     }
 
     /** A local endpoint (ElasticMQ, LocalStack) with static dummy credentials. */
@@ -134,7 +127,7 @@ public record SqsSettings(Optional<URI> endpoint, String region, Optional<Static
                 (int) Math.max(1, visibility.toSeconds() / 3)));
         int redrive = intOf(env, "IDEMKIT_SQS_REDRIVE_MAX_RECEIVES", 0);
         return new SqsSettings(s.endpoint, s.region, s.staticCredentials, wait, batch, concurrent, visibility,
-                heartbeat, redrive, s.closeGrace, s.deadLetterRetention);
+                heartbeat, redrive, s.closeGrace);
     }
 
     private static int intOf(Map<String, String> env, String name, int fallback) {
@@ -151,42 +144,37 @@ public record SqsSettings(Optional<URI> endpoint, String region, Optional<Static
 
     public SqsSettings withEndpoint(URI uri, StaticCredentials credentials) {
         return new SqsSettings(Optional.of(uri), region, Optional.of(credentials), waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
+                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace);
     }
 
     public SqsSettings withWaitTimeSeconds(int seconds) {
         return new SqsSettings(endpoint, region, staticCredentials, seconds, batchSize, maxConcurrentHandlers,
-                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
+                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace);
     }
 
     public SqsSettings withBatchSize(int size) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, size, maxConcurrentHandlers,
-                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
+                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace);
     }
 
     public SqsSettings withMaxConcurrentHandlers(int n) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize, n,
-                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
+                visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace);
     }
 
     /** Visibility timeout and heartbeat together, since the heartbeat must stay below the timeout. */
     public SqsSettings withVisibility(Duration timeout, Duration heartbeat) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, timeout, heartbeat, redriveMaxReceiveCount, closeGrace, deadLetterRetention);
+                maxConcurrentHandlers, timeout, heartbeat, redriveMaxReceiveCount, closeGrace);
     }
 
     public SqsSettings withRedriveMaxReceiveCount(int n) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, n, closeGrace, deadLetterRetention);
+                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, n, closeGrace);
     }
 
     public SqsSettings withCloseGrace(Duration grace) {
         return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, grace, deadLetterRetention);
-    }
-
-    public SqsSettings withDeadLetterRetention(Duration retention) {
-        return new SqsSettings(endpoint, region, staticCredentials, waitTimeSeconds, batchSize,
-                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, closeGrace, retention);
+                maxConcurrentHandlers, visibilityTimeout, heartbeatInterval, redriveMaxReceiveCount, grace);
     }
 }

@@ -46,16 +46,8 @@ class SqsSettingsTest {
     void staticCredentialsWithoutAnEndpointAreRefused() {
         assertThatThrownBy(() -> new SqsSettings(Optional.empty(), "us-east-1",
                 Optional.of(new SqsSettings.StaticCredentials("a", "b")), 20, 10, 8, Duration.ofSeconds(30),
-                Duration.ofSeconds(10), 0, Duration.ofSeconds(10), Duration.ofDays(4)))
+                Duration.ofSeconds(10), 0, Duration.ofSeconds(10)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("default credentials provider chain");
-    }
-
-    @Test
-    void theDeadLetterRetentionStaysWithinWhatSqsKeeps() {
-        SqsSettings d = SqsSettings.defaults("us-east-1");
-        assertThat(d.deadLetterRetention()).isEqualTo(Duration.ofDays(14));
-        assertThatThrownBy(() -> d.withDeadLetterRetention(Duration.ofDays(15))).hasMessageContaining("14 days");
-        assertThatThrownBy(() -> d.withDeadLetterRetention(Duration.ofSeconds(59))).hasMessageContaining("1 minute");
     }
 
     @Test

@@ -81,14 +81,11 @@ public record AppSettings(
                 duration(s, "inbox.retention", Duration.ofDays(7)),
                 duration(s, "dlq.retention", Duration.ofDays(4)),
                 integer(s, "concurrency", 4, 1, 256));
-        Duration longestKept = settings.transport() == TransportKind.SQS
-                ? dev.idemkit.adapters.sqs.SqsSettings.MAX_RETENTION
-                : Duration.ofMillis(dev.idemkit.adapters.rabbit.RabbitSettings.MAX_TTL_MILLIS);
-        if (settings.dlqRetention().compareTo(Duration.ofMinutes(1)) < 0
-                || settings.dlqRetention().compareTo(longestKept) > 0) {
-            throw new ConfigException("dlq.retention", "how long the broker keeps a dead letter must be 1m.."
-                    + longestKept.toDays() + "d on " + settings.transport().name().toLowerCase(Locale.ROOT)
-                    + ", got " + settings.dlqRetention());
+        if (settings.dlqRetention().compareTo(Duration.ofMinutes(1)) < 0 || settings.transport() == TransportKind.SQS
+                && settings.dlqRetention().compareTo(dev.idemkit.adapters.sqs.SqsSettings.MAX_RETENTION) > 0) {
+            throw new ConfigException("dlq.retention", "how old a dead letter may be for a redrive on one approval must"
+                    + " be at least 1m" + (settings.transport() == TransportKind.SQS ? " and at most 14d (what SQS keeps)"
+                    : "") + ", got " + settings.dlqRetention());
         }
         if (settings.backoffCap().compareTo(settings.backoffBase()) < 0) {
             throw new ConfigException("backoff.cap", "cap " + settings.backoffCap() + " is below backoff.base "

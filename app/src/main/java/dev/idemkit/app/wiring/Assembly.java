@@ -98,7 +98,8 @@ public final class Assembly implements AutoCloseable {
 
     /**
      * DESIGN.md section 6: the dedup window must outlive every way a message can come back, i.e. all
-     * retry delays plus the time a dead letter may wait for its redrive.
+     * retry delays plus the age up to which a dead letter is redriven on one approval ({@code dlq.retention}; the
+     * dead-letter service refuses older ones without a second approval).
      */
     static void checkDedupWindow(AppSettings s) {
         Duration horizon = retryPolicy(s).longestRetryHorizon().plus(s.dlqRetention());
@@ -197,33 +198,21 @@ public final class Assembly implements AutoCloseable {
     /** Dead-letter operations for a queue whose consumer is {@code kind}, alerting through {@code alerts}. */
     public DeadLetters deadLetters(String consumerName, Alerts alerts) {
         return new DeadLetterService(deadLetterQueue(), alerts, new AlertPolicy(settings.dlqAlertThreshold()), clock,
-                ProcessedKeys.of(store.inbox(), ConsumerName.of(consumerName)), new RedriveWindow(settings.inboxRetention()));
+                ProcessedKeys.of(store.inbox(), ConsumerName.of(consumerName)), new RedriveWindow(settings.dlqRetention()));
     }
 
     /**
-     * DESIGN.md section 6 against what the broker really does: the dead-letter retention that the broker enforces
-     * on {@code queue}'s DLQ (idemkit sets it from {@code dlq.retention}; an older DLQ or another server may keep
-     * dead letters longer) plus every retry delay must fit in the dedup window.
-     *
-     * @return a warning when the broker keeps dead letters until they are removed (then a redrive of one older
-     *     than the window needs a second approval); empty when the window covers the broker's retention
-     * @throws ConfigException when the broker keeps dead letters longer than the window covers
+     * What happens to the dead letters of {@code queue}, for the start-up banner: how long the broker keeps them (as it
+     * reports it; RabbitMQ's DLQ and ElasticMQ keep them until removed, SQS 14 days) and how old one may be for a
+     * redrive on one approval ({@code dlq.retention}, which {@link #checkDedupWindow} keeps within the dedup window
+     * with the retries). An older one needs a second approval, so a broker that keeps dead letters longer than the
+     * dedup window cannot bring one back past it unnoticed.
      */
-    public Optional<String> checkBrokerRetention(String queue) {
-        Optional<Duration> kept = deadLetterQueue().retention(queue);
-        Duration retries = retryPolicy(settings).longestRetryHorizon();
-        if (kept.isEmpty()) {
-            return Optional.of("dead letters of " + queue + " are kept by the broker until removed (it enforces no"
-                    + " retention); a redrive of one older than the dedup window " + settings.inboxRetention()
-                    + " needs a second approval");
-        }
-        Duration horizon = retries.plus(kept.get());
-        if (settings.inboxRetention().compareTo(horizon) < 0) {
-            throw new ConfigException("inbox.retention", "the dedup window " + settings.inboxRetention()
-                    + " is shorter than the redelivery horizon " + horizon + " of " + queue + " (retries " + retries
-                    + " + the dead-letter retention " + kept.get() + " that the broker enforces on its DLQ)");
-        }
-        return Optional.empty();
+    public String deadLetterRetention(String queue) {
+        String kept = deadLetterQueue().retention(queue).map(d -> "for " + d).orElse("until removed");
+        return "dead letters of " + queue + " are kept by the broker " + kept + "; a redrive on one approval takes"
+                + " those up to " + settings.dlqRetention() + " old (the dedup window is " + settings.inboxRetention()
+                + "), older ones need a second approval";
     }
 
     /**
@@ -260,8 +249,7 @@ public final class Assembly implements AutoCloseable {
 
     static RabbitMessageTransport rabbit(AppSettings s) {
         return new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.rabbitUri())
-                .withConsumers(s.concurrency()).withMaxAttemptsHint(s.maxAttempts())
-                .withDeadLetterRetention(s.dlqRetention()));
+                .withConsumers(s.concurrency()).withMaxAttemptsHint(s.maxAttempts()));
     }
 
     static SqsMessageTransport sqs(SqsSettings s) {

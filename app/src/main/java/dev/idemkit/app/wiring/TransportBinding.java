@@ -51,7 +51,7 @@ public final class TransportBinding implements AutoCloseable {
             base = SqsSettings.local(URI.create(s.sqsEndpoint().get()));
         }
         return base.withWaitTimeSeconds(2).withMaxConcurrentHandlers(s.concurrency())
-                .withVisibility(Duration.ofSeconds(30), Duration.ofSeconds(10)).withDeadLetterRetention(s.dlqRetention());
+                .withVisibility(Duration.ofSeconds(30), Duration.ofSeconds(10));
     }
 
     public MessageTransport transport() {

@@ -59,7 +59,8 @@ import java.util.concurrent.CountDownLatch;
  * then exit), and {@code broken-ack-first}, a deliberately broken consumer that acknowledges a delivery BEFORE its
  * unit of work commits, which the harness must catch.
  *
- * <p>Prints {@code READY} when subscribed (or when done redriving) and exits 0 on SIGTERM after closing everything.
+ * <p>Prints {@code READY} when subscribed (or when done redriving), {@code STOPPING} when a SIGTERM starts its
+ * shutdown, and exits after closing everything.
  */
 public final class CrashChild {
     static final String EFFECTS_TABLE = "crash_effects";
@@ -83,6 +84,8 @@ public final class CrashChild {
         CountDownLatch stop = new CountDownLatch(1);
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("STOPPING");
+            System.out.flush();
             stop.countDown();
             try {
                 closed.await();

@@ -153,7 +153,8 @@ final class CrashHarness implements AutoCloseable {
         String queue = queueName(run);
         String consumer = "crash-" + tag + "-" + run;
         List<String> problems = new ArrayList<>();
-        Map<String, Integer> expected = publish(queue, run);
+        // a shutdown kill needs deliveries still in flight at each SIGTERM: more messages for that point
+        Map<String, Integer> expected = publish(queue, run, point == CrashPoint.DURING_SHUTDOWN ? 5 * PLAIN : PLAIN);
         int made = 0;
         if (point == CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL) {
             drain(queue, consumer, run, mode, expectedBeforeRedrive(expected), problems, "before-redrive");
@@ -234,17 +235,23 @@ final class CrashHarness implements AutoCloseable {
     /** SIGTERM once the child is busy, then SIGKILL while it closes. @return whether the kill landed before it stopped */
     private boolean killDuringShutdown(String queue, String consumer, String mode, int run, int k, Random random,
             List<String> problems) throws Exception {
-        try (ChildProcess child = child(queue, consumer, mode, null, 0, 150, run, "shutdown-" + k)) {
+        try (ChildProcess child = child(queue, consumer, mode, null, 0, 400, run, "shutdown-" + k)) {
             if (child.awaitLine("READY", READY).isEmpty()) {
                 problems.add("child did not start; log " + child.log());
                 return false;
             }
+            // busy: two effects of this child committed, more in flight
+            int before = effectCount(consumer);
             long deadline = System.nanoTime() + REACH.toNanos();
-            while (effectCount(consumer) < 2 * (k + 1) && System.nanoTime() < deadline) {
+            while (effectCount(consumer) < before + 2 && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
             child.signalTerm();
-            Thread.sleep(random.nextInt(300));
+            if (child.awaitLine("STOPPING", Duration.ofSeconds(10)).isEmpty()) {
+                problems.add("shutdown " + k + ": the child never started its shutdown; log " + child.log());
+            }
+            // slow effects (400 ms, several in flight) keep the close busy: the kill lands while deliveries settle
+            Thread.sleep(random.nextInt(100));
             boolean landed = child.alive();
             child.kill();
             return landed;
@@ -279,7 +286,7 @@ final class CrashHarness implements AutoCloseable {
             try {
                 now = effects(consumer);
                 left = pending(queue);
-                dead = deadLetterIds(queue).size();
+                dead = (int) deadLetterIds(queue).stream().distinct().count();
             } catch (SQLException | IOException | RuntimeException e) {
                 quietSince = System.nanoTime();
                 Thread.sleep(200);
@@ -378,9 +385,9 @@ final class CrashHarness implements AutoCloseable {
         }
     }
 
-    private Map<String, Integer> publish(String queue, int run) throws SQLException {
+    private Map<String, Integer> publish(String queue, int run, int plain) throws SQLException {
         Map<String, Integer> expected = new LinkedHashMap<>();
-        for (int i = 1; i <= PLAIN; i++) {
+        for (int i = 1; i <= plain; i++) {
             expected.put("m-" + tag + "-" + run + "-" + i, 1);
         }
         for (int i = 1; i <= RETRIED; i++) {

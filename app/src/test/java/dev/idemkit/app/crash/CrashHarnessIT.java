@@ -52,9 +52,10 @@ class CrashHarnessIT {
      * The harness bites: a consumer that acknowledges a delivery before its unit of work commits (here: before the
      * effect even runs) loses the message when it is killed inside the effect, and the harness reports it lost.
      */
-    @Test
-    void theHarnessCatchesAConsumerThatAcknowledgesBeforeItCommits() throws Exception {
-        try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
+    @ParameterizedTest(name = "on {0}")
+    @org.junit.jupiter.params.provider.EnumSource(Combination.class)
+    void theHarnessCatchesAConsumerThatAcknowledgesBeforeItCommits(Combination combination) throws Exception {
+        try (CrashHarness harness = new CrashHarness(combination)) {
             CrashHarness.Report broken = harness.run(CrashPoint.INSIDE_EFFECT, 1, 42, "broken-ack-first");
             REPORTS.add(broken);
             assertThat(broken.kills()).isEqualTo(1);
