@@ -120,6 +120,9 @@ public final class CrashChild {
             ATTEMPT.set(delivery.attempt());
             if (brokenAckFirst) {
                 delivery.ack(); // BROKEN on purpose: the message is gone before its effect commits
+                // acks are sent asynchronously (SQS batches its deletes for 5 ms, AMQP writes on the connection's
+                // thread): give this one time to reach the broker, so the kill inside the effect always finds it gone
+                pause(250);
                 runtime.onDelivery(new ForwardingDelivery(delivery) {
                     @Override
                     public void ack() {
