@@ -1,17 +1,12 @@
 package dev.idemkit.app;
 
-import dev.idemkit.app.exercises.Exercise1;
-import dev.idemkit.app.exercises.Exercise2;
-import dev.idemkit.app.exercises.Exercise3;
-import dev.idemkit.app.exercises.Exercise4;
-import dev.idemkit.app.exercises.Report;
-import dev.idemkit.app.exercises.Exercise5;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.wiring.Assembly;
-import dev.idemkit.app.wiring.TransportBinding;
+import dev.idemkit.app.wiring.AssemblyWorkbench;
+import dev.idemkit.exercises.Exercises;
+import dev.idemkit.exercises.Report;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -35,47 +30,20 @@ final class DemoCommand extends AppCommand {
     @Override
     public Integer call() throws Exception {
         List<Integer> exercises = parse(which);
-        AppSettings settings = settings();
         PrintWriter out = out();
-        List<Report> reports = new ArrayList<>();
-        if (exercises.equals(List.of(4))) {
-            reports.add(new Exercise4(histogram, 4L).run(out)); // pure: needs no infrastructure
-        } else {
-            try (Assembly assembly = assemble(settings)) {
-                for (int n : exercises) {
-                    out.println();
-                    reports.add(run(n, assembly, out));
-                    reports.get(reports.size() - 1).print(out);
-                }
+        Exercises.Options options = new Exercises.Options(histogram, waitDedupWindow);
+        List<Report> reports;
+        if (Exercises.needsWorkbench(exercises)) {
+            try (Assembly assembly = assemble(settings())) {
+                reports = Exercises.run(exercises, new AssemblyWorkbench(assembly), options, out);
             }
-        }
-        if (exercises.equals(List.of(4))) {
-            reports.get(0).print(out);
+        } else {
+            reports = Exercises.run(exercises, null, options, out); // exercise 4 is pure: needs no infrastructure
         }
         out.println();
         long passed = reports.stream().filter(Report::passed).count();
         out.println("idemkit demo: " + passed + " of " + reports.size() + " exercises passed");
         return passed == reports.size() ? 0 : Idemkit.EXIT_FAILED;
-    }
-
-    private Report run(int n, Assembly assembly, PrintWriter out) throws Exception {
-        return switch (n) {
-            case 1 -> new Exercise1(assembly).run(out);
-            case 2 -> new Exercise2(assembly.paymentCharger(), assembly.store().ledger(), assembly.metrics()).run(out);
-            case 3 -> {
-                TransportBinding sqs = assembly.sqsBinding();
-                try {
-                    yield new Exercise3(sqs, assembly.engines(), waitDedupWindow).run(out);
-                } finally {
-                    if (sqs != assembly.transportBinding()) {
-                        sqs.close();
-                    }
-                }
-            }
-            case 4 -> new Exercise4(histogram, 4L).run(out);
-            case 5 -> new Exercise5(assembly).run(out);
-            default -> throw new IllegalStateException("no exercise " + n);
-        };
     }
 
     private List<Integer> parse(String w) {

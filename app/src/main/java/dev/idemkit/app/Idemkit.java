@@ -13,8 +13,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "idemkit", mixinStandardHelpOptions = true, version = "idemkit 0.1.0",
         description = "Idempotent processing under at-least-once delivery.",
-        subcommands = {ServeCommand.class, DemoCommand.class, DlqCommand.class, PublishCommand.class,
-                BenchCommand.class})
+        subcommands = {ServeCommand.class, DemoCommand.class, DlqCommand.class, PublishCommand.class})
 public final class Idemkit implements Runnable {
     static final int EXIT_FAILED = 1;
     static final int EXIT_CONFIG = 2;
@@ -25,8 +24,8 @@ public final class Idemkit implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required: serve, demo, dlq,"
-                + " publish or bench");
+        throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required: serve, demo, dlq"
+                + " or publish");
     }
 
     public static void main(String[] args) {

@@ -3,6 +3,7 @@ package dev.idemkit.app;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.ConfigException;
 import dev.idemkit.app.http.ApiKeys;
+import dev.idemkit.app.http.ApiServer;
 import dev.idemkit.app.http.PaymentsApi;
 import dev.idemkit.app.wiring.Assembly;
 import dev.idemkit.app.wiring.ConsumerKind;
@@ -62,11 +63,11 @@ final class ServeCommand extends AppCommand {
         boolean stopping = false;
         try (Assembly assembly = assemble(settings)) {
             List<Subscription> subscriptions = new ArrayList<>();
-            PaymentsApi api;
+            ApiServer api;
             try {
-                api = new PaymentsApi(new InetSocketAddress(settings.httpPort()), assembly.paymentCharger(),
-                        assembly.store().ledger(), apiKeys, assembly.metrics(), () -> Map.of(
-                                "store", assembly.store().health()));
+                api = ApiServer.start(new InetSocketAddress(settings.httpPort()), new PaymentsApi(
+                        assembly.paymentCharger(), assembly.store().ledger(), apiKeys, assembly.metrics(),
+                        () -> Map.of("store", assembly.store().health())));
             } catch (BindException e) {
                 throw new ConfigException("http.port", "port " + settings.httpPort() + " is already in use");
             } catch (IOException e) {

@@ -171,15 +171,6 @@ class CommandLineTest {
     }
 
     @Test
-    void benchWithANegativeWarmUpExits2BeforeConnectingToAnything() {
-        TestEnvironment.Run run = TestEnvironment.run(NOWHERE, "bench", "--warmup-messages", "-1");
-
-        assertThat(run.exitCode()).isEqualTo(2);
-        assertThat(run.err()).contains("counts must be positive");
-        assertNoStackTrace(run);
-    }
-
-    @Test
     void helpExits0AndListsTheSubcommands() {
         TestEnvironment.Run run = TestEnvironment.run(NOWHERE, "--help");
 

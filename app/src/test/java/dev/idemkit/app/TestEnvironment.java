@@ -58,6 +58,18 @@ public final class TestEnvironment {
         return env;
     }
 
+    /** Messages ready in a RabbitMQ queue, read with a plain AMQP client (0 when the queue does not exist). */
+    public static long rabbitReady(String queue) throws Exception {
+        com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+        f.setUri(RABBIT_URI);
+        try (com.rabbitmq.client.Connection c = f.newConnection("idemkit-it-counts");
+                com.rabbitmq.client.Channel ch = c.createChannel()) {
+            return ch.queueDeclarePassive(queue).getMessageCount();
+        } catch (java.io.IOException e) {
+            return 0; // not there (404 closes the channel)
+        }
+    }
+
     public static Connection connect() throws SQLException {
         return DriverManager.getConnection(PG_URL, PG_USER, PG_PASSWORD);
     }

@@ -3,7 +3,6 @@ package dev.idemkit.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.Sources;
 import dev.idemkit.app.consumers.AccountCredit;
@@ -174,8 +173,8 @@ class TwoInstancesIT {
                 + second.metrics().count("idemkit_messages", "decision", decision));
     }
 
-    private long readyCount() {
-        return ((RabbitMessageTransport) first.transport()).readyCount(queue);
+    private long readyCount() throws Exception {
+        return TestEnvironment.rabbitReady(queue);
     }
 
     private Map<String, BigDecimal> balances() throws Exception {

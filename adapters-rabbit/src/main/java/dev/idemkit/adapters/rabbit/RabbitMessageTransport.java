@@ -110,11 +110,6 @@ public final class RabbitMessageTransport implements MessageTransport {
         declarations.delete(queue);
     }
 
-    /** Messages ready in {@code queue} (not counting those delivered and unacknowledged). */
-    public long readyCount(String queue) {
-        return deadLetters.countReady(queue);
-    }
-
     @Override
     public void close() {
         for (RabbitSubscription s : subscriptions) {

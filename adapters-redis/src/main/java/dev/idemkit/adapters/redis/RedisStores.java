@@ -106,8 +106,10 @@ public final class RedisStores implements AutoCloseable {
                 client.<String, String>getMap(valid(key), StringCodec.INSTANCE).readAllMap()));
     }
 
-    public long scard(String key) {
-        return Failures.call("count " + key, () -> (long) client.getSet(valid(key), StringCodec.INSTANCE).size());
+    /** The members of a set, in no particular order. */
+    public java.util.Set<String> smembers(String key) {
+        return Failures.call("read " + key, () -> java.util.Set.copyOf(
+                client.<String>getSet(valid(key), StringCodec.INSTANCE).readAll()));
     }
 
     /** True when Redis answers a PING. */

@@ -37,6 +37,13 @@ public record AppSettings(
     /** The {@code sqs.endpoint} value that means AWS's own regional endpoint with the default credentials chain. */
     public static final String AWS = "aws";
 
+    /** The same settings on another transport. */
+    public AppSettings withTransport(TransportKind other) {
+        return new AppSettings(store, other, pgUrl, pgUser, pgPassword, pgSchema, redisUrl, redisPrefix, rabbitUri,
+                sqsEndpoint, sqsRegion, httpPort, apiKeys, maxAttempts, backoffBase, backoffCap, dlqAlertThreshold,
+                inboxRetention, dlqRetention, concurrency);
+    }
+
     /** Where the dedup keys live. */
     public enum StoreKind { POSTGRES, REDIS }
 

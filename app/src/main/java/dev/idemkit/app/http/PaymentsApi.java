@@ -2,7 +2,7 @@ package dev.idemkit.app.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpHandler;
 import dev.idemkit.app.json.CanonicalJson;
 import dev.idemkit.app.metrics.Metrics;
 import dev.idemkit.app.payments.Payment;
@@ -16,78 +16,57 @@ import dev.idemkit.ports.service.Problems;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP API on the JDK's HTTP server: {@code POST /payments} guarded by Idempotency-Key,
- * {@code GET /payments/{id}}, {@code GET /health}, {@code GET /metrics}. Every request except health
- * and metrics needs {@code Authorization: Bearer <api key>}; keys and payments are scoped per client.
+ * The HTTP API as one handler for the JDK's HTTP server ({@link ApiServer} serves it): {@code POST /payments}
+ * guarded by Idempotency-Key, {@code GET /payments/{id}}, {@code GET /payments?account_id=}, {@code GET /health},
+ * {@code GET /metrics}. Every request except health and metrics needs {@code Authorization: Bearer <api key>}; keys
+ * and payments are scoped per client. Being a plain {@link HttpHandler}, it can be wrapped (a test's or an exercise's
+ * decorator) without the API knowing.
  */
-public final class PaymentsApi implements AutoCloseable {
+public final class PaymentsApi implements HttpHandler {
     private static final Logger LOG = LoggerFactory.getLogger(PaymentsApi.class);
-    static {
-        // The JDK server leaves Nagle's algorithm on by default: with delayed ACKs every small response then
-        // waits ~40 ms. Read once, when the server classes load, so it is set before the first server starts.
-        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
-            System.setProperty("sun.net.httpserver.nodelay", "true");
-        }
-    }
 
     /** Bodies bigger than this are refused before they are read whole. */
     static final int MAX_BODY_BYTES = 64 * 1024;
+    /** {@code GET /payments?account_id=} lists at most this many. */
+    static final int MAX_LISTED = 1000;
 
-    private final HttpServer server;
-    private final ExecutorService executor;
     private final PaymentCharger charger;
     private final PaymentLedger ledger;
     private final ApiKeys apiKeys;
     private final Metrics metrics;
     private final Supplier<Map<String, String>> health;
-    private final Faults faults;
 
-    /**
-     * Binds the server (port 0 picks a free port).
-     *
-     * @throws IOException when the address is in use or cannot be bound
-     */
-    public PaymentsApi(InetSocketAddress address, PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys,
-            Metrics metrics, Supplier<Map<String, String>> health) throws IOException {
-        this(address, charger, ledger, apiKeys, metrics, health, Faults.NONE);
-    }
-
-    /** As above, with injected faults (exercise 2 and tests only). */
-    public PaymentsApi(InetSocketAddress address, PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys,
-            Metrics metrics, Supplier<Map<String, String>> health, Faults faults) throws IOException {
-        this.faults = faults;
+    public PaymentsApi(PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys, Metrics metrics,
+            Supplier<Map<String, String>> health) {
         this.charger = charger;
         this.ledger = ledger;
         this.apiKeys = apiKeys;
         this.metrics = metrics;
         this.health = health;
-        this.server = HttpServer.create(address, 512);
-        this.executor = Executors.newFixedThreadPool(128, r -> {
-            Thread t = new Thread(r, "idemkit-http");
-            t.setDaemon(true);
-            return t;
-        });
-        server.setExecutor(executor);
-        server.createContext("/payments", this::payments);
-        server.createContext("/health", this::health);
-        server.createContext("/metrics", this::metrics);
-        server.start();
     }
 
-    public int port() {
-        return server.getAddress().getPort();
+    @Override
+    public void handle(HttpExchange ex) throws IOException {
+        String path = ex.getRequestURI().getPath();
+        if (path.equals("/health")) {
+            health(ex);
+        } else if (path.equals("/metrics")) {
+            metrics(ex);
+        } else if (path.equals("/payments") || path.startsWith("/payments/")) {
+            payments(ex);
+        } else {
+            try (ex) {
+                send(ex, Problems.problem(404, "Not Found", "not-found", "No resource " + path + "."), false);
+            }
+        }
     }
 
     private void payments(HttpExchange ex) throws IOException {
@@ -103,6 +82,8 @@ public final class PaymentsApi implements AutoCloseable {
             String method = ex.getRequestMethod();
             if (path.equals("/payments") && method.equals("POST")) {
                 create(ex, client.get());
+            } else if (path.equals("/payments") && method.equals("GET")) {
+                list(ex, client.get());
             } else if (path.startsWith("/payments/") && method.equals("GET")) {
                 read(ex, client.get(), path.substring("/payments/".length()));
             } else {
@@ -140,25 +121,43 @@ public final class PaymentsApi implements AutoCloseable {
         }
         String key = ex.getRequestHeaders().getFirst("Idempotency-Key");
         IdempotentRequests.Reply reply = charger.charge(new IdempotentRequests.Request(client, key, "POST",
-                "/payments", CanonicalJson.canonical(json)), request,
-                () -> inject(faults.at(key, Faults.Stage.BEFORE_CHARGE)));
+                "/payments", CanonicalJson.canonical(json)), request);
         metrics.httpOutcome(reply.replayed() ? "replayed" : outcomeOf(reply.response().status()));
-        if (inject(faults.at(key, Faults.Stage.AFTER_CHARGE))) {
-            return; // dropped: the exchange closes with no response
-        }
         send(ex, reply.response(), reply.replayed());
     }
 
-    /** Applies a fault; true when the response must be dropped. */
-    private static boolean inject(Faults.Fault fault) {
-        if (fault instanceof Faults.Fault.Delay d) {
-            try {
-                Thread.sleep(d.duration().toMillis());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+    /** {@code GET /payments?account_id=X}: this client's payments to one account, oldest first. */
+    private void list(HttpExchange ex, ClientId client) throws IOException {
+        Optional<String> account = query(ex.getRequestURI().getRawQuery(), "account_id");
+        if (account.isEmpty() || !dev.idemkit.domain.KeyRules.isValid(account.get())) {
+            send(ex, Problems.problem(400, "Bad Request", "invalid-query",
+                    "GET /payments needs ?account_id= (1..255 visible ASCII characters)."), false);
+            return;
+        }
+        var node = CanonicalJson.MAPPER.createObjectNode();
+        var items = node.putArray("payments");
+        for (Payment p : ledger.forAccount(client, account.get(), MAX_LISTED)) {
+            items.add(CanonicalJson.parse(p.toJson()));
+        }
+        send(ex, new StoredResponse(200, Map.of("Content-Type", "application/json"), CanonicalJson.canonical(node)),
+                false);
+    }
+
+    private static Optional<String> query(String rawQuery, String name) {
+        if (rawQuery == null) {
+            return Optional.empty();
+        }
+        for (String pair : rawQuery.split("&")) {
+            int eq = pair.indexOf('=');
+            if (eq > 0 && pair.substring(0, eq).equals(name)) {
+                try {
+                    return Optional.of(java.net.URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+                } catch (IllegalArgumentException e) {
+                    return Optional.empty();
+                }
             }
         }
-        return fault instanceof Faults.Fault.Drop;
+        return Optional.empty();
     }
 
     private void read(HttpExchange ex, ClientId client, String id) throws IOException {
@@ -216,17 +215,6 @@ public final class PaymentsApi implements AutoCloseable {
         ex.sendResponseHeaders(response.status(), body.length == 0 ? -1 : body.length);
         try (OutputStream out = ex.getResponseBody()) {
             out.write(body);
-        }
-    }
-
-    @Override
-    public void close() {
-        server.stop(1);
-        executor.shutdown();
-        try {
-            executor.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -8,6 +8,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -21,7 +23,10 @@ public final class JdbcPaymentLedger implements PaymentLedger {
     private static final String FIND = """
             SELECT account_id, amount, currency, created_at FROM payments WHERE id = ? AND client_id = ?
             """;
-    private static final String COUNT = "SELECT count(*) FROM payments WHERE account_id = ?";
+    private static final String FOR_ACCOUNT = """
+            SELECT id, amount, currency, created_at FROM payments WHERE client_id = ? AND account_id = ?
+            ORDER BY created_at, id LIMIT ?
+            """;
 
     private final DataSource dataSource;
 
@@ -42,8 +47,35 @@ public final class JdbcPaymentLedger implements PaymentLedger {
         }
     }
 
-    /** Charges on the caller's connection, inside the caller's transaction (committed by the caller). */
-    public static Payment charge(Connection c, ClientId client, PaymentRequest request) throws SQLException {
+    /**
+     * This ledger charging on the caller's connection, inside the caller's transaction (committed by the caller);
+     * reads still go through the pool.
+     */
+    public PaymentLedger on(Connection c) {
+        JdbcPaymentLedger self = this;
+        return new PaymentLedger() {
+            @Override
+            public Payment charge(ClientId client, PaymentRequest request) {
+                try {
+                    return JdbcPaymentLedger.charge(c, client, request);
+                } catch (SQLException e) {
+                    throw new IllegalStateException("could not record the payment: " + e.getMessage(), e);
+                }
+            }
+
+            @Override
+            public Optional<Payment> find(ClientId client, String paymentId) {
+                return self.find(client, paymentId);
+            }
+
+            @Override
+            public List<Payment> forAccount(ClientId client, String accountId, int limit) {
+                return self.forAccount(client, accountId, limit);
+            }
+        };
+    }
+
+    private static Payment charge(Connection c, ClientId client, PaymentRequest request) throws SQLException {
         Payment payment = new Payment("pay_" + UUID.randomUUID().toString().replace("-", ""), client, request,
                 Instant.now());
         try (PreparedStatement ps = c.prepareStatement(INSERT)) {
@@ -81,19 +113,25 @@ public final class JdbcPaymentLedger implements PaymentLedger {
     }
 
     @Override
-    public long countForAccount(String accountId) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(COUNT)) {
-            ps.setString(1, accountId);
+    public List<Payment> forAccount(ClientId client, String accountId, int limit) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(FOR_ACCOUNT)) {
+            ps.setString(1, client.value());
+            ps.setString(2, accountId);
+            ps.setInt(3, limit);
+            List<Payment> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
+                while (rs.next()) {
+                    out.add(new Payment(rs.getString(1), client, new PaymentRequest(rs.getBigDecimal(2),
+                            rs.getString(3), accountId), rs.getTimestamp(4).toInstant()));
+                }
             } finally {
                 if (!c.getAutoCommit()) {
                     c.rollback();
                 }
             }
+            return List.copyOf(out);
         } catch (SQLException e) {
-            throw new IllegalStateException("could not count payments: " + e.getMessage(), e);
+            throw new IllegalStateException("could not list payments: " + e.getMessage(), e);
         }
     }
 }

@@ -12,11 +12,8 @@ import java.util.Map;
  */
 public interface PaymentCharger {
 
-    /**
-     * @param beforeCharge runs right before the charge, inside the flow (fault injection for exercise 2)
-     * @return the executed or replayed response, or a 400 / 409 / 422 problem
-     */
-    IdempotentRequests.Reply charge(IdempotentRequests.Request request, PaymentRequest payment, Runnable beforeCharge);
+    /** @return the executed or replayed response, or a 400 / 409 / 422 problem */
+    IdempotentRequests.Reply charge(IdempotentRequests.Request request, PaymentRequest payment);
 
     /** The 201 response for a new charge, the one that is stored and replayed byte for byte. */
     static StoredResponse created(Payment p) {
@@ -26,9 +23,6 @@ public interface PaymentCharger {
 
     /** The generic flow: the ports' {@code IdempotentRequestService} around {@link PaymentLedger#charge}. */
     static PaymentCharger of(IdempotentRequests requests, PaymentLedger ledger) {
-        return (request, payment, beforeCharge) -> requests.handle(request, () -> {
-            beforeCharge.run();
-            return created(ledger.charge(request.client(), payment));
-        });
+        return (request, payment) -> requests.handle(request, () -> created(ledger.charge(request.client(), payment)));
     }
 }

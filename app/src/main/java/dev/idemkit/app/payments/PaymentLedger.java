@@ -1,6 +1,7 @@
 package dev.idemkit.app.payments;
 
 import dev.idemkit.domain.httpkey.ClientId;
+import java.util.List;
 import java.util.Optional;
 
 /** Where charges are written. A charge is NOT idempotent by itself: the Idempotency-Key flow guards it. */
@@ -10,6 +11,6 @@ public interface PaymentLedger {
     /** The payment with this id if it belongs to {@code client}; another client's payment is not found. */
     Optional<Payment> find(ClientId client, String paymentId);
 
-    /** How many charges exist for an account (for the exercises). */
-    long countForAccount(String accountId);
+    /** This client's payments to {@code accountId}, oldest first, at most {@code limit}; another client's are not listed. */
+    List<Payment> forAccount(ClientId client, String accountId, int limit);
 }

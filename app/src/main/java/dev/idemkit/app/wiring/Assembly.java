@@ -215,23 +215,6 @@ public final class Assembly implements AutoCloseable {
                 + "), older ones need a second approval";
     }
 
-    /**
-     * An SQS transport for exercise 3 (which is about SQS FIFO whatever the configured transport): the
-     * configured one when it is SQS, otherwise one on the configured SQS endpoint or the embedded server.
-     * The caller closes it unless it is {@link #transportBinding()}.
-     */
-    public TransportBinding sqsBinding() {
-        if (transport.kind() == AppSettings.TransportKind.SQS) {
-            return transport;
-        }
-        AppSettings asSqs = new AppSettings(settings.store(), AppSettings.TransportKind.SQS, settings.pgUrl(),
-                settings.pgUser(), settings.pgPassword(), settings.pgSchema(), settings.redisUrl(), settings.redisPrefix(), settings.rabbitUri(),
-                settings.sqsEndpoint(), settings.sqsRegion(), settings.httpPort(), settings.apiKeys(),
-                settings.maxAttempts(), settings.backoffBase(), settings.backoffCap(), settings.dlqAlertThreshold(),
-                settings.inboxRetention(), settings.dlqRetention(), settings.concurrency());
-        return TransportBinding.start(asSqs, engines);
-    }
-
     @Override
     public void close() {
         try {

@@ -19,6 +19,7 @@ import dev.idemkit.ports.out.InboxStore;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.UnaryOperator;
 
 /** The PostgreSQL store: idemkit's tables and the app's (accounts, inventory_reservations, payments) in one schema. */
 final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
@@ -67,12 +68,10 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
 
     /** The charge runs in the claim's transaction: key, charge and stored response commit together. */
     @Override
-    public PaymentCharger charger(KeyPolicy policy) {
+    public PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate) {
         PostgresTransactionalRequests requests = new PostgresTransactionalRequests(db, policy);
-        return (request, payment, beforeCharge) -> requests.handle(request, work -> {
-            beforeCharge.run();
-            return PaymentCharger.created(JdbcPaymentLedger.charge(work.connection(), request.client(), payment));
-        });
+        return (request, payment) -> requests.handle(request, work -> PaymentCharger.created(
+                decorate.apply(ledger.on(work.connection())).charge(request.client(), payment)));
     }
 
     @Override

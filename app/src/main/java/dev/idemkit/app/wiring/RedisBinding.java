@@ -9,7 +9,6 @@ import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.domain.httpkey.KeyPolicy;
 import dev.idemkit.ports.service.IdempotentRequestService;
-import dev.idemkit.app.payments.RedisPaymentLedger;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.InboxStore;
@@ -18,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /** The Redis store: the inbox, Idempotency-Key records, balances, reservations and payments all in Redis. */
 final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
@@ -64,8 +64,9 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     }
 
     @Override
-    public PaymentCharger charger(KeyPolicy policy) {
-        return PaymentCharger.of(new IdempotentRequestService(redis.idempotencyRecords(), policy), ledger);
+    public PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate) {
+        return PaymentCharger.of(new IdempotentRequestService(redis.idempotencyRecords(), policy),
+                decorate.apply(ledger));
     }
 
     @Override

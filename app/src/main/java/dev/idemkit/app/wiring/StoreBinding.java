@@ -9,6 +9,7 @@ import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.out.UnitOfWork;
 import java.time.Instant;
+import java.util.function.UnaryOperator;
 
 /** One store technology, wired: the inbox, the effects that share its unit of work, the Idempotency-Key records and the payments ledger. */
 public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
@@ -22,7 +23,16 @@ public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
     PaymentLedger ledger();
 
     /** Charges at most once per (client, key), with the given Idempotency-Key policy. */
-    PaymentCharger charger(KeyPolicy policy);
+    default PaymentCharger charger(KeyPolicy policy) {
+        return charger(policy, UnaryOperator.identity());
+    }
+
+    /**
+     * The same, each charge going through {@code decorate}d ledger: the decorator sees every charge the flow makes,
+     * inside the flow (after the key is claimed; on PostgreSQL in the claim's transaction) — for metrics, tracing, or
+     * an exercise's slow charges.
+     */
+    PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate);
 
     /** The guarantee for the app's own effects, which live in this store. */
     Guarantee guarantee();

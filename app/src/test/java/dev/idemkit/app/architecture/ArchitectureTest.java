@@ -25,6 +25,10 @@ class ArchitectureTest {
     static final ArchRule ADAPTERS_ARE_INDEPENDENT = IdemkitRules.adaptersAreIndependent(ROOT);
     static final ArchRule ADAPTERS_DO_NOT_KNOW_THE_APP = IdemkitRules.adaptersDoNotKnowTheApp(ROOT);
     static final ArchRule NO_PACKAGE_CYCLES = IdemkitRules.noPackageCycles(ROOT);
+    static final ArchRule EXERCISES_NAME_NO_ADAPTER_NOR_THE_APP = IdemkitRules.exercisesNameNoAdapterNorTheApp(ROOT);
+    static final ArchRule EXAMPLE_SERVICE_NAMES_NO_ADAPTER = IdemkitRules.exampleServiceNamesNoAdapter(ROOT);
+    static final ArchRule NOTHING_DEPENDS_ON_BENCHMARKS = IdemkitRules.nothingDependsOnBenchmarks(ROOT);
+    static final ArchRule NO_PRODUCTION_TYPE_TAKES_A_FAULT_INJECTOR = IdemkitRules.noProductionTypeTakesAFaultInjector(ROOT);
     static final ArchRule ADAPTER_CLASSES_NAMED_ONLY_IN_THEIR_MODULE_AND_APP =
             IdemkitRules.adapterClassesNamedOnlyInTheirModuleAndApp(ROOT);
     static final ArchRule POSTGRES_CONFINED = IdemkitRules.technologyConfined(ROOT, "postgres",
@@ -50,7 +54,7 @@ class ArchitectureTest {
     @Test
     void everyModuleIsImported() {
         for (String pkg : new String[] {"domain", "ports", "adapters.postgres", "adapters.redis", "adapters.rabbit",
-                "adapters.sqs", "app"}) {
+                "adapters.sqs", "exercises", "app"}) {
             assertThat(production.stream().anyMatch(c -> c.getPackageName().startsWith(ROOT + "." + pkg)))
                     .as("classes of %s imported", pkg).isTrue();
         }
@@ -84,6 +88,26 @@ class ArchitectureTest {
     @Test
     void noAdapterDependsOnTheApp() {
         ADAPTERS_DO_NOT_KNOW_THE_APP.check(production);
+    }
+
+    @Test
+    void theExercisesNameNoAdapterNorTheApp() {
+        EXERCISES_NAME_NO_ADAPTER_NOR_THE_APP.check(production);
+    }
+
+    @Test
+    void theExampleServiceNamesNoAdapter() {
+        EXAMPLE_SERVICE_NAMES_NO_ADAPTER.check(production);
+    }
+
+    @Test
+    void nothingDependsOnTheBenchmarks() {
+        NOTHING_DEPENDS_ON_BENCHMARKS.check(production);
+    }
+
+    @Test
+    void noProductionTypeTakesAFaultInjector() {
+        NO_PRODUCTION_TYPE_TAKES_A_FAULT_INJECTOR.check(production);
     }
 
     @Test

@@ -45,12 +45,16 @@ final class IdemkitRules {
                 .layer("Domain").definedBy(root + ".domain..")
                 .layer("Ports").definedBy(root + ".ports..")
                 .layer("Adapters").definedBy(root + ".adapters..")
+                .layer("Exercises").definedBy(root + ".exercises..")
                 .layer("App").definedBy(root + ".app..")
-                .whereLayer("App").mayNotBeAccessedByAnyLayer()
-                .whereLayer("Adapters").mayOnlyBeAccessedByLayers("App")
-                .whereLayer("Ports").mayOnlyBeAccessedByLayers("Adapters", "App")
-                .whereLayer("Domain").mayOnlyBeAccessedByLayers("Ports", "Adapters", "App")
-                .because("domain <- ports <- adapters <- app (DESIGN.md section 1)");
+                .layer("Benchmarks").definedBy(root + ".benchmarks..")
+                .whereLayer("Benchmarks").mayNotBeAccessedByAnyLayer()
+                .whereLayer("App").mayOnlyBeAccessedByLayers("Benchmarks")
+                .whereLayer("Exercises").mayOnlyBeAccessedByLayers("App", "Benchmarks")
+                .whereLayer("Adapters").mayOnlyBeAccessedByLayers("App", "Benchmarks")
+                .whereLayer("Ports").mayOnlyBeAccessedByLayers("Adapters", "Exercises", "App", "Benchmarks")
+                .whereLayer("Domain").mayOnlyBeAccessedByLayers("Ports", "Adapters", "Exercises", "App", "Benchmarks")
+                .because("domain <- ports <- adapters | exercises <- app <- benchmarks (DESIGN.md section 1)");
     }
 
     static ArchRule adaptersAreIndependent(String root) {
@@ -63,6 +67,30 @@ final class IdemkitRules {
         return noClasses().that().resideInAPackage(root + ".adapters..")
                 .should().dependOnClassesThat().resideInAPackage(root + ".app..")
                 .because("adapters are wired by app, never the other way round");
+    }
+
+    static ArchRule exercisesNameNoAdapterNorTheApp(String root) {
+        return noClasses().that().resideInAPackage(root + ".exercises..")
+                .should().dependOnClassesThat().resideInAnyPackage(root + ".adapters..", root + ".app..")
+                .because("the exercises are checks over ports: what they need from an engine is handed to them");
+    }
+
+    static ArchRule exampleServiceNamesNoAdapter(String root) {
+        return noClasses().that().resideInAnyPackage(root + ".app.http..", root + ".app.payments..")
+                .should().dependOnClassesThat().resideInAPackage(root + ".adapters..")
+                .because("the payments API and its ledger port are the example service; only app.wiring names adapters");
+    }
+
+    static ArchRule nothingDependsOnBenchmarks(String root) {
+        return noClasses().that().resideOutsideOfPackage(root + ".benchmarks..")
+                .should().dependOnClassesThat().resideInAPackage(root + ".benchmarks..")
+                .because("benchmarks measure the shipped paths; nothing ships with them (DESIGN.md section 1)");
+    }
+
+    static ArchRule noProductionTypeTakesAFaultInjector(String root) {
+        return noClasses().that().resideInAPackage(root + "..").and().resideOutsideOfPackage(root + ".exercises..")
+                .should().dependOnClassesThat().haveSimpleNameContaining("Fault")
+                .because("no production signature carries a test hook: exercises and tests decorate through the ports");
     }
 
     static ArchRule noPackageCycles(String root) {

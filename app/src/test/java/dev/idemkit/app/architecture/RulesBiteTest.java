@@ -13,6 +13,14 @@ import dev.idemkit.archfixtures.adapters.postgres.ReachesIntoRabbit;
 import dev.idemkit.archfixtures.adapters.postgres.UsesRabbitClient;
 import dev.idemkit.archfixtures.adapters.rabbit.RabbitThing;
 import dev.idemkit.archfixtures.app.AppThing;
+import dev.idemkit.archfixtures.app.Faults;
+import dev.idemkit.archfixtures.app.TakesFaults;
+import dev.idemkit.archfixtures.app.UsesABenchmark;
+import dev.idemkit.archfixtures.app.http.ApiNamesAnAdapter;
+import dev.idemkit.archfixtures.benchmarks.BenchThing;
+import dev.idemkit.archfixtures.exercises.UsesAnAdapter;
+import dev.idemkit.archfixtures.exercises.UsesTheApp;
+import dev.idemkit.archfixtures.ok.exercises.Check;
 import dev.idemkit.archfixtures.cycle.a.A;
 import dev.idemkit.archfixtures.cycle.b.B;
 import dev.idemkit.archfixtures.domain.DrawsRandomNumbers;
@@ -35,7 +43,8 @@ import org.junit.jupiter.api.Test;
 class RulesBiteTest {
     private static final String FIXTURES = "dev.idemkit.archfixtures";
     private static final JavaClasses CONFORMING =
-            new ClassFileImporter().importClasses(PureDecision.class, Store.class, PostgresStore.class);
+            new ClassFileImporter().importClasses(PureDecision.class, Store.class, PostgresStore.class, Check.class,
+                    dev.idemkit.archfixtures.ok.app.http.Api.class);
 
     private static JavaClasses only(Class<?>... classes) {
         return new ClassFileImporter().importClasses(classes);
@@ -93,6 +102,41 @@ class RulesBiteTest {
     @Test
     void adapterToAppRuleFailsOnAnAdapterNamingTheApp() {
         bites(IdemkitRules::adaptersDoNotKnowTheApp, KnowsTheApp.class, AppThing.class);
+    }
+
+    @Test
+    void exercisesRuleFailsOnAnExerciseNamingAnAdapter() {
+        bites(IdemkitRules::exercisesNameNoAdapterNorTheApp, UsesAnAdapter.class, RabbitThing.class);
+    }
+
+    @Test
+    void exercisesRuleFailsOnAnExerciseNamingTheApp() {
+        bites(IdemkitRules::exercisesNameNoAdapterNorTheApp, UsesTheApp.class, AppThing.class);
+    }
+
+    @Test
+    void layerRuleFailsOnAnExerciseNamingTheApp() {
+        bites(IdemkitRules::layers, UsesTheApp.class, AppThing.class);
+    }
+
+    @Test
+    void exampleServiceRuleFailsOnTheApiNamingAnAdapter() {
+        bites(IdemkitRules::exampleServiceNamesNoAdapter, ApiNamesAnAdapter.class, RabbitThing.class);
+    }
+
+    @Test
+    void benchmarksRuleFailsOnTheAppUsingABenchmark() {
+        bites(IdemkitRules::nothingDependsOnBenchmarks, UsesABenchmark.class, BenchThing.class);
+    }
+
+    @Test
+    void layerRuleFailsOnTheAppUsingABenchmark() {
+        bites(IdemkitRules::layers, UsesABenchmark.class, BenchThing.class);
+    }
+
+    @Test
+    void faultInjectorRuleFailsOnAConstructorTakingFaults() {
+        bites(IdemkitRules::noProductionTypeTakesAFaultInjector, TakesFaults.class, Faults.class);
     }
 
     @Test

@@ -49,7 +49,7 @@ class PaymentsApiIT {
 
     private static String schema;
     private static Assembly assembly;
-    private static PaymentsApi api;
+    private static ApiServer api;
     private static URI base;
 
     @BeforeAll
@@ -72,9 +72,10 @@ class PaymentsApiIT {
     }
 
     /** As {@code serve} builds it, on a free port. */
-    private static PaymentsApi startApi(Assembly a) throws java.io.IOException {
-        return new PaymentsApi(new InetSocketAddress("127.0.0.1", 0), a.paymentCharger(), a.store().ledger(),
-                ApiKeys.of(a.settings().apiKeys()), a.metrics(), () -> Map.of("store", a.store().health()));
+    private static ApiServer startApi(Assembly a) throws java.io.IOException {
+        return ApiServer.start(new InetSocketAddress("127.0.0.1", 0), new PaymentsApi(a.paymentCharger(),
+                a.store().ledger(), ApiKeys.of(a.settings().apiKeys()), a.metrics(),
+                () -> Map.of("store", a.store().health())));
     }
 
     @Test
@@ -96,11 +97,12 @@ class PaymentsApiIT {
         List<HttpResponse<byte[]>> responses;
         long charges;
         try (Assembly redis = Assembly.start(AppSettings.resolve(Sources.of(Map.of(), env)));
-                PaymentsApi redisApi = startApi(redis)) {
+                ApiServer redisApi = startApi(redis)) {
             assertThat(redis.store().describe()).startsWith("Redis");
             URI redisBase = URI.create("http://127.0.0.1:" + redisApi.port());
             responses = parallelSameKey(redisBase, apiKey, account);
-            charges = redis.store().ledger().countForAccount(account);
+            charges = redis.store().ledger().forAccount(dev.idemkit.domain.httpkey.ClientId.of(client), account, 10)
+                    .size();
             cleanUpRedis(client, responses);
         }
         assertThat(charges).isEqualTo(1);
@@ -154,6 +156,33 @@ class PaymentsApiIT {
         assertThat(payment.get("amount").decimalValue().toPlainString()).isEqualTo("150.00");
         assertThat(payment.get("currency").asText()).isEqualTo("BRL");
         assertThat(payment.get("account_id").asText()).isEqualTo(account);
+    }
+
+    @Test
+    void listingAnAccountShowsThisClientsPaymentsOnlyAndRefusesAMissingAccount() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        HttpResponse<byte[]> a1 = post(base, CLIENT_A_KEY, UUID.randomUUID().toString(), seedBody(account, "1.00"));
+        HttpResponse<byte[]> a2 = post(base, CLIENT_A_KEY, UUID.randomUUID().toString(), seedBody(account, "2.00"));
+        HttpResponse<byte[]> b1 = post(base, CLIENT_B_KEY, UUID.randomUUID().toString(), seedBody(account, "3.00"));
+        assertThat(List.of(a1.statusCode(), a2.statusCode(), b1.statusCode())).containsOnly(201);
+
+        HttpResponse<byte[]> listA = list(CLIENT_A_KEY, "account_id=" + account);
+        HttpResponse<byte[]> listB = list(CLIENT_B_KEY, "account_id=" + account);
+        HttpResponse<byte[]> missing = list(CLIENT_A_KEY, "other=x");
+
+        assertThat(listA.statusCode()).isEqualTo(200);
+        List<String> idsA = new java.util.ArrayList<>();
+        json(listA).get("payments").forEach(p -> idsA.add(p.get("id").asText()));
+        assertThat(idsA).containsExactly(json(a1).get("id").asText(), json(a2).get("id").asText());
+        assertThat(json(listB).get("payments")).hasSize(1);
+        assertThat(json(listB).get("payments").get(0).get("id").asText()).isEqualTo(json(b1).get("id").asText());
+        assertThat(missing.statusCode()).isEqualTo(400);
+        assertThat(json(missing).get("status").asInt()).isEqualTo(400);
+    }
+
+    private static HttpResponse<byte[]> list(String apiKey, String query) throws Exception {
+        return send(HttpRequest.newBuilder(base.resolve("/payments?" + query)).header("Authorization", "Bearer " + apiKey)
+                .GET());
     }
 
     @Test

@@ -1,7 +1,0 @@
-/**
- * {@code idemkit bench}: RabbitMQ -> PostgreSQL inbox + effect -> ack, one message per transaction and
- * batched per transaction, beside a hand-written JDBC baseline and RabbitMQ PerfTest's drain rate
- * measured in the same run; and replays of a stored {@code POST /payments} response over HTTP.
- * {@link dev.idemkit.app.bench.BatchingHandler} is the batched consumer (acks after commit).
- */
-package dev.idemkit.app.bench;

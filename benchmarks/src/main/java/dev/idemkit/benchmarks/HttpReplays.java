@@ -1,0 +1,136 @@
+package dev.idemkit.benchmarks;
+
+import dev.idemkit.app.http.ApiKeys;
+import dev.idemkit.app.http.ApiServer;
+import dev.idemkit.app.http.PaymentsApi;
+import dev.idemkit.app.metrics.Metrics;
+import dev.idemkit.app.payments.PaymentCharger;
+import dev.idemkit.app.payments.PaymentLedger;
+import dev.idemkit.domain.httpkey.ClientId;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Replays of one stored {@code POST /payments} response: the payments API on a free port, one payment
+ * made with a key, then the SAME request with the same key from {@code clients} threads for a while.
+ * Every request is timed with {@link System#nanoTime()}; percentiles come from all recorded latencies.
+ * Each response must be the stored one (same status, byte-identical body, {@code Idempotent-Replayed}),
+ * and the account must hold exactly one charge at the end.
+ *
+ * @param charges charge rows for the account afterwards (1 is correct)
+ * @param wrong responses that were not the byte-identical replay
+ */
+record HttpReplays(long requests, double seconds, long p50Micros, long p99Micros, long charges, long wrong) {
+
+    double rate() {
+        return requests / seconds;
+    }
+
+    static HttpReplays run(PaymentCharger charger, PaymentLedger ledger, Metrics metrics, int clients,
+            Duration duration) throws Exception {
+        String apiKey = "bench-" + UUID.randomUUID();
+        String account = "acc-bench-" + UUID.randomUUID();
+        byte[] body = ("{\"amount\": 150.00, \"currency\": \"BRL\", \"account_id\": \"" + account + "\"}")
+                .getBytes(StandardCharsets.UTF_8);
+        try (ApiServer api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), new PaymentsApi(charger, ledger,
+                ApiKeys.of(Map.of("bench", apiKey)), metrics, Map::of))) {
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(5)).build();
+            HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.port() + "/payments"))
+                    .timeout(Duration.ofSeconds(10)).header("Authorization", "Bearer " + apiKey)
+                    .header("Idempotency-Key", UUID.randomUUID().toString()).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+            HttpResponse<byte[]> first = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            if (first.statusCode() != 201) {
+                throw new IllegalStateException("the first payment answered " + first.statusCode() + ": "
+                        + new String(first.body(), StandardCharsets.UTF_8));
+            }
+            HttpReplays r = hammer(http, request, first, clients, duration);
+            return new HttpReplays(r.requests, r.seconds, r.p50Micros, r.p99Micros, ledger.forAccount(new ClientId("bench"), account, 1000).size(),
+                    r.wrong);
+        }
+    }
+
+    private static HttpReplays hammer(HttpClient http, HttpRequest request, HttpResponse<byte[]> first, int clients,
+            Duration duration) throws Exception {
+        AtomicLong wrong = new AtomicLong();
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        List<long[]> latencies = new ArrayList<>();
+        int[] counts = new int[clients];
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        long[] window = new long[2];
+        for (int t = 0; t < clients; t++) {
+            int me = t;
+            latencies.add(new long[1 << 16]);
+            Thread th = new Thread(() -> {
+                try {
+                    start.await();
+                    long end = window[1];
+                    long[] mine = latencies.get(me);
+                    int n = 0;
+                    while (System.nanoTime() < end) {
+                        long t0 = System.nanoTime();
+                        HttpResponse<byte[]> r = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+                        long took = System.nanoTime() - t0;
+                        if (r.statusCode() != first.statusCode() || !Arrays.equals(r.body(), first.body())
+                                || r.headers().firstValue("Idempotent-Replayed").isEmpty()) {
+                            wrong.incrementAndGet();
+                        }
+                        if (n == mine.length) {
+                            mine = Arrays.copyOf(mine, n * 2);
+                            latencies.set(me, mine);
+                        }
+                        mine[n++] = took;
+                    }
+                    counts[me] = n;
+                } catch (Exception e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, "idemkit-bench-http-" + t);
+            th.start();
+            threads.add(th);
+        }
+        window[0] = System.nanoTime();
+        window[1] = window[0] + duration.toNanos();
+        start.countDown();
+        for (Thread th : threads) {
+            th.join();
+        }
+        double seconds = (System.nanoTime() - window[0]) / 1e9;
+        if (failure.get() != null) {
+            throw failure.get();
+        }
+        long total = Arrays.stream(counts).asLongStream().sum();
+        long[] all = new long[(int) total];
+        int at = 0;
+        for (int t = 0; t < clients; t++) {
+            System.arraycopy(latencies.get(t), 0, all, at, counts[t]);
+            at += counts[t];
+        }
+        Arrays.sort(all);
+        return new HttpReplays(total, seconds, percentile(all, 0.50) / 1000, percentile(all, 0.99) / 1000, -1,
+                wrong.get());
+    }
+
+    static long percentile(long[] sorted, double q) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        int rank = (int) Math.ceil(q * sorted.length);
+        return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)];
+    }
+}
