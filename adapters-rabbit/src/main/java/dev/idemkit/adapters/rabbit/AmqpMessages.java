@@ -5,6 +5,7 @@ import com.rabbitmq.client.LongString;
 import dev.idemkit.adapters.rabbit.RabbitDeadLetter.BrokerDeath;
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.AttemptHistory;
+import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.OutgoingMessage;
 import java.nio.charset.StandardCharsets;
@@ -22,13 +23,10 @@ import org.slf4j.LoggerFactory;
  * (attempt history, dead-letter reason, origin queue, redrive approval).
  */
 final class AmqpMessages {
-    static final String REASON = "x-idemkit-dead-letter-reason";
-    static final String ORIGIN_QUEUE = "x-idemkit-origin-queue";
-    static final String DEAD_LETTERED_AT = "x-idemkit-dead-lettered-at";
-    static final String DEAD_LETTER_ID = "x-idemkit-dead-letter-id";
-    static final String REDRIVE_APPROVED_BY = "x-idemkit-redrive-approved-by";
-    static final String REDRIVE_REASON = "x-idemkit-redrive-reason";
-    static final String REDRIVE_APPROVED_AT = "x-idemkit-redrive-approved-at";
+    static final String REASON = DeadLetterHeaders.REASON;
+    static final String ORIGIN_QUEUE = DeadLetterHeaders.ORIGIN_QUEUE;
+    static final String DEAD_LETTERED_AT = DeadLetterHeaders.DEAD_LETTERED_AT;
+    static final String DEAD_LETTER_ID = DeadLetterHeaders.DEAD_LETTER_ID;
     static final String X_DEATH = "x-death";
     /** x-death entries moved out of x-death by a republished copy (see {@link #copyHeaders}), newest first. */
     static final String EARLIER_DEATHS = "x-idemkit-earlier-deaths";

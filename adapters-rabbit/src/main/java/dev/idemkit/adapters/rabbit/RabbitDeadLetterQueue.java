@@ -5,6 +5,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeadLetterEntry;
@@ -136,17 +137,10 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
 
     private static Map<String, Object> redriveHeaders(AMQP.BasicProperties props, Approval approval, String queue) {
         Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
-        Object reason = headers.get(AmqpMessages.REASON);
-        for (String internal : List.of(AttemptHistory.HEADER, AmqpMessages.REASON, AmqpMessages.ORIGIN_QUEUE,
-                AmqpMessages.DEAD_LETTERED_AT, AmqpMessages.DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG)) {
-            headers.remove(internal);
-        }
-        if (reason != null) {
-            headers.put("x-idemkit-previous-dead-letter-reason", reason);
-        }
-        headers.put(AmqpMessages.REDRIVE_APPROVED_BY, approval.approvedBy());
-        headers.put(AmqpMessages.REDRIVE_REASON, approval.reason());
-        headers.put(AmqpMessages.REDRIVE_APPROVED_AT, approval.at().toString());
+        Optional<String> reason = Optional.ofNullable(AmqpMessages.text(headers.get(AmqpMessages.REASON)));
+        DeadLetterHeaders.DEAD_LETTER.forEach(headers::remove);
+        headers.remove(ConfirmingPublisher.PUBLISH_TAG);
+        headers.putAll(DeadLetterHeaders.redrive(approval, reason));
         return headers;
     }
 

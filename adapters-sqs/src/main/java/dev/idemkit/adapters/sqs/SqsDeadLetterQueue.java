@@ -2,6 +2,7 @@ package dev.idemkit.adapters.sqs;
 
 import dev.idemkit.domain.DedupId;
 import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeadLetterEntry;
 import dev.idemkit.ports.out.DeadLetterQueue;
@@ -153,8 +154,9 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
 
     private SendMessageRequest redriveCopy(String queue, Message m, Approval approval) {
         Map<String, String> headers = new HashMap<>(SqsWire.headers(m.messageAttributes()));
-        headers.put(SqsWire.APPROVED_BY, approval.approvedBy());
-        headers.put(SqsWire.APPROVAL_REASON, approval.reason());
+        boolean ours = !m.attributes().containsKey(MessageSystemAttributeName.DEAD_LETTER_QUEUE_SOURCE_ARN);
+        headers.putAll(DeadLetterHeaders.redrive(approval,
+                ours ? SqsDeadLetters.reason(m.messageAttributes()) : java.util.Optional.empty()));
         boolean base64 = m.messageAttributes().containsKey(SqsWire.BODY_ENCODING);
         // back to the queue whose DLQ this is, whatever the message's attributes claim
         SendMessageRequest.Builder send = SendMessageRequest.builder().queueUrl(ctx.queues.existingWorkQueue(queue))

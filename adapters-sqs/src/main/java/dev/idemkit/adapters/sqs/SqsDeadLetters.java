@@ -36,10 +36,19 @@ final class SqsDeadLetters {
         }
         dev.idemkit.domain.Message original = new dev.idemkit.domain.Message(SqsWire.string(a, SqsWire.MESSAGE_ID),
                 SqsWire.receive(m.body(), a).bytes(), headers, queue);
-        String reason = ours ? SqsWire.string(a, SqsWire.REASON) : null;
+        String reason = ours ? reason(a).orElse(null) : null;
         return new DeadLetterEntry(m.messageId(), new DeadLetter(original,
                 reason == null || reason.isBlank() ? NATIVE_REASON : reason, ours ? attempts(a) : List.of(),
                 deadLetteredAt(m, ours)));
+    }
+
+    /** idemkit's dead-letter reason, under today's attribute name or the one before it. */
+    static java.util.Optional<String> reason(Map<String, MessageAttributeValue> a) {
+        String r = SqsWire.string(a, SqsWire.REASON);
+        if (r == null) {
+            r = SqsWire.string(a, SqsWire.LEGACY_REASON);
+        }
+        return java.util.Optional.ofNullable(r).filter(s -> !s.isBlank());
     }
 
     private static List<AttemptRecord> attempts(Map<String, MessageAttributeValue> a) {

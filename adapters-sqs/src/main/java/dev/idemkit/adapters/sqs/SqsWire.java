@@ -1,5 +1,6 @@
 package dev.idemkit.adapters.sqs;
 
+import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -26,25 +27,26 @@ import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
  *       10 attributes; past that, all headers travel packed as a JSON object in {@code x-idemkit-headers}.</li>
  *   <li>{@code x-idemkit-body-encoding=base64} when the body is not text SQS accepts (valid UTF-8
  *       without forbidden characters); the body is then Base64 text.</li>
- *   <li>dead letters add {@code x-idemkit-origin-queue}, {@code x-idemkit-reason},
- *       {@code x-idemkit-attempts} ({@code AttemptHistory} encoding) and {@code x-idemkit-dead-lettered-at}.</li>
+ *   <li>dead letters add the domain's {@code DeadLetterHeaders}: {@code x-idemkit-origin-queue},
+ *       {@code x-idemkit-dead-letter-reason}, {@code x-idemkit-attempts} ({@code AttemptHistory} encoding) and
+ *       {@code x-idemkit-dead-lettered-at}; a redriven copy carries the redrive headers instead (as headers).</li>
  * </ul>
  */
 final class SqsWire {
     static final String MESSAGE_ID = "message_id";
     static final String HEADERS = "x-idemkit-headers";
     static final String BODY_ENCODING = "x-idemkit-body-encoding";
-    static final String ORIGIN_QUEUE = "x-idemkit-origin-queue";
-    static final String REASON = "x-idemkit-reason";
-    static final String ATTEMPTS = "x-idemkit-attempts";
-    static final String DEAD_LETTERED_AT = "x-idemkit-dead-lettered-at";
-    static final String APPROVED_BY = "x-idemkit-redrive-approved-by";
-    static final String APPROVAL_REASON = "x-idemkit-redrive-reason";
+    static final String ORIGIN_QUEUE = DeadLetterHeaders.ORIGIN_QUEUE;
+    static final String REASON = DeadLetterHeaders.REASON;
+    /** The reason's attribute name before the vocabulary was shared (2026-12-02); still read, never written. */
+    static final String LEGACY_REASON = "x-idemkit-reason";
+    static final String ATTEMPTS = DeadLetterHeaders.ATTEMPTS;
+    static final String DEAD_LETTERED_AT = DeadLetterHeaders.DEAD_LETTERED_AT;
     static final int MAX_ATTRIBUTES = 10;
 
     /** Attributes that are idemkit's bookkeeping, never user headers. */
-    static final Set<String> RESERVED = Set.of(MESSAGE_ID, HEADERS, BODY_ENCODING, ORIGIN_QUEUE, REASON, ATTEMPTS,
-            DEAD_LETTERED_AT);
+    static final Set<String> RESERVED = Set.of(MESSAGE_ID, HEADERS, BODY_ENCODING, ORIGIN_QUEUE, REASON, LEGACY_REASON,
+            ATTEMPTS, DEAD_LETTERED_AT);
 
     private static final ObjectMapper JSON = new ObjectMapper();
 

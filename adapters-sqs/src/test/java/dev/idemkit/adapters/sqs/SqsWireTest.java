@@ -44,6 +44,17 @@ class SqsWireTest {
     }
 
     @Test
+    void aDeadLetterWrittenBeforeTheSharedVocabularyKeepsItsReason() {
+        var attributes = SqsWire.encode("m-1", Map.of(), false, Map.of(SqsWire.LEGACY_REASON, "old name",
+                SqsWire.ORIGIN_QUEUE, "orders"));
+        var message = software.amazon.awssdk.services.sqs.model.Message.builder().messageId("sqs-1").body("{}")
+                .messageAttributes(attributes).build();
+
+        assertThat(SqsDeadLetters.entry("orders", message).deadLetter().reason()).isEqualTo("old name");
+        assertThat(SqsWire.headers(attributes)).as("the old name is bookkeeping too").isEmpty();
+    }
+
+    @Test
     void aMessageWithoutAnIdHasNoIdAttribute() {
         assertThat(SqsWire.encode(null, Map.of(), false, Map.of())).doesNotContainKey(SqsWire.MESSAGE_ID);
     }

@@ -13,7 +13,7 @@ import java.util.List;
  */
 public final class AttemptHistory {
     /** The header that carries the encoded history. */
-    public static final String HEADER = "x-idemkit-attempts";
+    public static final String HEADER = DeadLetterHeaders.ATTEMPTS;
     /** Errors longer than this are cut, so that a header stays small. */
     public static final int MAX_ERROR_LENGTH = 500;
 

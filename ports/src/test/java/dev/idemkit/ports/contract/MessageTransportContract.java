@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.quicktheories.QuickTheory.qt;
 
 import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
 import dev.idemkit.domain.retry.Backoff;
@@ -50,9 +51,9 @@ import org.junit.jupiter.api.Test;
  * <p>Every test works on fresh queues from {@link #newQueue()}; they are closed and deleted after the test.
  */
 public abstract class MessageTransportContract {
-    /** The headers a redrive records on the republished message. */
-    public static final String REDRIVE_APPROVED_BY = "x-idemkit-redrive-approved-by";
-    public static final String REDRIVE_REASON = "x-idemkit-redrive-reason";
+    /** The headers a redrive records on the republished message: the domain's one vocabulary. */
+    public static final String REDRIVE_APPROVED_BY = DeadLetterHeaders.REDRIVE_APPROVED_BY;
+    public static final String REDRIVE_REASON = DeadLetterHeaders.REDRIVE_REASON;
     /**
      * Examples of the end-to-end property: each one declares queues on a real broker and waits for
      * every delivery, about a second per example on RabbitMQ or SQS, so 10 schedules, not 1000.
@@ -222,15 +223,20 @@ public abstract class MessageTransportContract {
         Eventually.await(patience(), "a dead letter", () -> deadLetters().depth(queue) == 1);
         String id = deadLetters().peek(queue, 1).get(0).id();
 
-        assertThat(deadLetters().redrive(queue, id, new Approval("ops-oncall", "fixed in release 1.2.3", Instant.now())))
+        Instant approvedAt = Instant.parse("2026-12-02T10:15:30.123Z");
+        assertThat(deadLetters().redrive(queue, id, new Approval("ops-oncall", "fixed in release 1.2.3", approvedAt)))
                 .isTrue();
         Eventually.await(patience(), "the redriven delivery", () -> !redriven.isEmpty());
         Delivery d = redriven.get(0);
         assertThat(d.message().rawId()).isEqualTo("dl-3");
         assertThat(d.message().body()).isEqualTo(body);
         assertThat(d.message().originQueue()).isEqualTo(queue);
-        assertThat(d.message().headers()).containsEntry(REDRIVE_APPROVED_BY, "ops-oncall")
-                .containsEntry(REDRIVE_REASON, "fixed in release 1.2.3");
+        assertThat(d.message().headers()).as("the one redrive vocabulary, on every transport")
+                .containsEntry(DeadLetterHeaders.REDRIVE_APPROVED_BY, "ops-oncall")
+                .containsEntry(DeadLetterHeaders.REDRIVE_REASON, "fixed in release 1.2.3")
+                .containsEntry(DeadLetterHeaders.REDRIVE_APPROVED_AT, approvedAt.toString())
+                .containsEntry(DeadLetterHeaders.PREVIOUS_REASON, "non-retryable: needs a fix")
+                .doesNotContainKeys(DeadLetterHeaders.DEAD_LETTER.toArray(String[]::new));
         assertThat(deadLetters().depth(queue)).isZero();
         assertThat(deadLetters().find(queue, id)).isEmpty();
     }

@@ -2,6 +2,7 @@ package dev.idemkit.ports.memory;
 
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
@@ -40,12 +41,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code concurrency} unsettled deliveries at once, handled on a worker pool. A retry is a task on a
  * scheduler that puts the message back on its queue after the delay, with the attempt number + 1
  * and the failed attempt appended to the history it carries: no thread sleeps, and other messages
- * keep flowing meanwhile. A redrive republishes with {@link #REDRIVE_APPROVED_BY} and
- * {@link #REDRIVE_REASON} headers. One lock guards all queue state. Thread-safe.
+ * keep flowing meanwhile. A redrive republishes with the domain's {@code DeadLetterHeaders.redrive} headers. One lock guards all queue state. Thread-safe.
  */
 public final class InMemoryMessageTransport implements MessageTransport, DeadLetterQueue {
-    public static final String REDRIVE_APPROVED_BY = "x-idemkit-redrive-approved-by";
-    public static final String REDRIVE_REASON = "x-idemkit-redrive-reason";
+    public static final String REDRIVE_APPROVED_BY = DeadLetterHeaders.REDRIVE_APPROVED_BY;
+    public static final String REDRIVE_REASON = DeadLetterHeaders.REDRIVE_REASON;
     public static final int DEFAULT_CONCURRENCY = 8;
     private static final System.Logger LOG = System.getLogger(InMemoryMessageTransport.class.getName());
     private static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
@@ -143,8 +143,7 @@ public final class InMemoryMessageTransport implements MessageTransport, DeadLet
             }
             Message original = entry.deadLetter().original();
             Map<String, String> headers = new HashMap<>(original.headers());
-            headers.put(REDRIVE_APPROVED_BY, approval.approvedBy());
-            headers.put(REDRIVE_REASON, approval.reason());
+            headers.putAll(DeadLetterHeaders.redrive(approval, java.util.Optional.of(entry.deadLetter().reason())));
             enqueue(new Envelope(new Message(original.rawId(), original.body(), headers, original.originQueue()), 1,
                     List.of(), false));
             return true;
