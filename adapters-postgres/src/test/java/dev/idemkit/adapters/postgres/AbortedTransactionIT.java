@@ -17,6 +17,7 @@ import dev.idemkit.ports.in.IdempotentRequests.Reply;
 import dev.idemkit.ports.in.IdempotentRequests.Request;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.StoreUnavailableException;
+import dev.idemkit.ports.service.IdempotentRequestService;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -115,7 +116,8 @@ class AbortedTransactionIT {
 
     @Test
     void aRequestWhoseEffectSwallowsAStatementErrorIsNotAnsweredAsCreatedAndReleasesItsKey() {
-        PostgresTransactionalRequests requests = new PostgresTransactionalRequests(pg.db(), KeyPolicy.defaults());
+        IdempotentRequestService<JpaUnitOfWork> requests = new IdempotentRequestService<>(
+                new PostgresIdempotencyClaims(pg.db()), KeyPolicy.defaults());
         ClientId client = ClientId.of("client-" + UUID.randomUUID());
         String account = "acc-" + UUID.randomUUID();
         Request request = new Request(client, "key-1", "POST", "/payments",

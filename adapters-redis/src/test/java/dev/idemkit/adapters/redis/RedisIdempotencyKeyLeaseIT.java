@@ -11,6 +11,7 @@ import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.in.IdempotentRequests.Reply;
 import dev.idemkit.ports.in.IdempotentRequests.Request;
 import dev.idemkit.ports.out.IdempotencyRecords.Begin;
+import dev.idemkit.ports.out.NoTransaction;
 import dev.idemkit.ports.service.IdempotentRequestService;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -49,15 +50,15 @@ class RedisIdempotencyKeyLeaseIT {
     @Test
     void aRequestSlowerThanItsLeaseChargesOnceAcrossTwoInstances() throws Exception {
         KeyPolicy policy = KeyPolicy.defaults().withLease(Duration.ofMillis(500)).withWaitBound(Duration.ofSeconds(10));
-        IdempotentRequestService a = new IdempotentRequestService(new RedisIdempotencyRecords(first.client,
+        IdempotentRequestService<NoTransaction> a = IdempotentRequestService.overRecords(new RedisIdempotencyRecords(first.client,
                 first.settings), policy);
-        IdempotentRequestService b = new IdempotentRequestService(new RedisIdempotencyRecords(second.client,
+        IdempotentRequestService<NoTransaction> b = IdempotentRequestService.overRecords(new RedisIdempotencyRecords(second.client,
                 first.settings), policy);
         Request request = new Request(ClientId.of("client-" + UUID.randomUUID()), "pay-1", "POST", "/payments",
                 "{\"amount\":150.00}".getBytes(StandardCharsets.UTF_8));
         AtomicInteger charges = new AtomicInteger();
         CountDownLatch charging = new CountDownLatch(1);
-        CompletableFuture<Reply> slow = CompletableFuture.supplyAsync(() -> a.handle(request, () -> {
+        CompletableFuture<Reply> slow = CompletableFuture.supplyAsync(() -> a.handle(request, work -> {
             charging.countDown();
             Thread.sleep(2000); // four leases
             return charge(charges);
@@ -65,7 +66,7 @@ class RedisIdempotencyKeyLeaseIT {
         assertThat(charging.await(10, TimeUnit.SECONDS)).isTrue();
         Thread.sleep(1000); // two leases in: without renewal the claim would have lapsed
 
-        Reply retry = b.handle(request, () -> charge(charges));
+        Reply retry = b.handle(request, work -> charge(charges));
         Reply original = slow.get(20, TimeUnit.SECONDS);
         assertThat(charges).as("charges").hasValue(1);
         assertThat(original.replayed()).isFalse();

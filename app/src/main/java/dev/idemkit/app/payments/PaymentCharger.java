@@ -2,10 +2,12 @@ package dev.idemkit.app.payments;
 
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.in.IdempotentRequests;
+import dev.idemkit.ports.out.UnitOfWork;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
- * Charges at most once per (client, Idempotency-Key): the idempotent request flow with the charge as
+ * Charges at most once per (client, Idempotency-Key): the one idempotent request flow with the charge as
  * its effect. On PostgreSQL the charge runs in the same transaction as the key's claim, so key, charge
  * and stored response commit together and a crash releases the key; elsewhere the flow claims, charges,
  * then stores the response.
@@ -21,8 +23,13 @@ public interface PaymentCharger {
                 p.toJson());
     }
 
-    /** The generic flow: the ports' {@code IdempotentRequestService} around {@link PaymentLedger#charge}. */
-    static PaymentCharger of(IdempotentRequests requests, PaymentLedger ledger) {
-        return (request, payment) -> requests.handle(request, () -> created(ledger.charge(request.client(), payment)));
+    /**
+     * The one Idempotency-Key flow around a charge: {@code ledgerIn} gives the ledger that charges in the claim's unit of
+     * work (on PostgreSQL the claim's connection, so that key, charge and response commit together).
+     */
+    static <U extends UnitOfWork> PaymentCharger of(IdempotentRequests<U> requests,
+            Function<? super U, PaymentLedger> ledgerIn) {
+        return (request, payment) -> requests.handle(request,
+                work -> created(ledgerIn.apply(work).charge(request.client(), payment)));
     }
 }

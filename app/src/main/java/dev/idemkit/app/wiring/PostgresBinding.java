@@ -11,7 +11,8 @@ import dev.idemkit.app.consumers.PostgresEffects;
 import dev.idemkit.app.payments.JdbcPaymentLedger;
 import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
-import dev.idemkit.adapters.postgres.PostgresTransactionalRequests;
+import dev.idemkit.adapters.postgres.PostgresIdempotencyClaims;
+import dev.idemkit.ports.service.IdempotentRequestService;
 import dev.idemkit.domain.httpkey.KeyPolicy;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
@@ -69,9 +70,8 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     /** The charge runs in the claim's transaction: key, charge and stored response commit together. */
     @Override
     public PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate) {
-        PostgresTransactionalRequests requests = new PostgresTransactionalRequests(db, policy);
-        return (request, payment) -> requests.handle(request, work -> PaymentCharger.created(
-                decorate.apply(ledger.on(work.connection())).charge(request.client(), payment)));
+        return PaymentCharger.of(new IdempotentRequestService<>(new PostgresIdempotencyClaims(db), policy),
+                (JpaUnitOfWork work) -> decorate.apply(ledger.on(work.connection())));
     }
 
     @Override

@@ -65,8 +65,9 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
 
     @Override
     public PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate) {
-        return PaymentCharger.of(new IdempotentRequestService(redis.idempotencyRecords(), policy),
-                decorate.apply(ledger));
+        PaymentLedger decorated = decorate.apply(ledger);
+        return PaymentCharger.of(IdempotentRequestService.overRecords(redis.idempotencyRecords(), policy),
+                work -> decorated);
     }
 
     @Override

@@ -10,61 +10,49 @@ import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.in.IdempotentRequests;
-import dev.idemkit.ports.out.EffectFailedException;
+import dev.idemkit.ports.out.Effect;
+import dev.idemkit.ports.out.IdempotencyClaims;
+import dev.idemkit.ports.out.IdempotencyClaims.Attempt;
 import dev.idemkit.ports.out.IdempotencyRecords;
-import dev.idemkit.ports.out.IdempotencyRecords.Begin;
+import dev.idemkit.ports.out.NoTransaction;
+import dev.idemkit.ports.out.UnitOfWork;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The Idempotency-Key flow on top of {@link KeyMachine}: claim the (client, key) record atomically under a
- * fence of its own, execute once, store the final response, replay it to every retry with the same
- * fingerprint.
+ * The one Idempotency-Key flow, on top of {@link KeyMachine}, for every store: parse the key, let the store's
+ * {@link IdempotencyClaims#attempt atomic step} claim it and run the request once, replay the stored response to every
+ * retry with the same fingerprint, refuse another request under the same key (422).
  *
- * <p>A request that finds the first still running waits for it (bounded by the policy, polling with
- * backoff from 2 ms to 50 ms) and then replays, so 100 parallel same-key requests produce one execution
- * and 100 identical responses; past the bound it answers 409. A 5xx or an exception releases the key.
+ * <p>A request that finds the first still running waits for it (bounded by the policy, polling with backoff from 2 ms
+ * to 50 ms, or blocked on the store's row lock where the store waits itself) and then replays, so 100 parallel
+ * same-key requests produce one execution and 100 identical responses; past the bound it answers 409. A 5xx or an
+ * exception releases the key. A request whose claim was lost while it ran answers with the key's own answer once there
+ * is one, else with a 500 problem {@code claim-lost} that tells the client the outcome is unknown. Thread-safe.
  *
- * <p>Leases: while a request executes, its claim is renewed every third of the lease, so a request
- * slower than the lease keeps its key. Expiry is the store's to decide, on its own clock. If the claim
- * is lost all the same (the process stalled past its lease and another request took the key over), the
- * fence stops this request from storing its response or releasing the key: it answers with the key's
- * own answer once there is one, else with a 500 problem {@code claim-lost} that tells the client the
- * outcome is unknown. Its effect may then have run beside the other's: outside a store that makes the
- * effect conditional on the fence, that is "duplicates reduced, not excluded".
- *
- * <p>A {@code complete} that fails (the store unreachable after the effect ran) propagates as a
- * StoreUnavailableException (a 503); the claim is left to lapse after its lease, so a retry during the
- * lease waits and gets 409, and one after it runs again. Thread-safe.
+ * @param <U> the unit of work the request's effect runs in
  */
-public final class IdempotentRequestService implements IdempotentRequests {
+public final class IdempotentRequestService<U extends UnitOfWork> implements IdempotentRequests<U> {
     private static final System.Logger LOG = System.getLogger(IdempotentRequestService.class.getName());
-    /** Lease renewals of every running request: a few threads, so that one slow store call delays no other lease much. */
-    private static final ScheduledExecutorService RENEWALS = Executors.newScheduledThreadPool(4, r -> {
-        Thread t = new Thread(r, "idemkit-idempotency-lease");
-        t.setDaemon(true);
-        return t;
-    });
 
-    private final IdempotencyRecords records;
+    private final IdempotencyClaims<U> claims;
     private final KeyPolicy policy;
 
     /** No clock: every expiry is the store's to decide, on its own clock. */
-    public IdempotentRequestService(IdempotencyRecords records, KeyPolicy policy) {
-        this.records = Objects.requireNonNull(records, "records");
+    public IdempotentRequestService(IdempotencyClaims<U> claims, KeyPolicy policy) {
+        this.claims = Objects.requireNonNull(claims, "claims");
         this.policy = Objects.requireNonNull(policy, "policy");
     }
 
+    /** The flow on records that cannot share a transaction with the effect (claim, run, store): {@link LeasedClaims}. */
+    public static IdempotentRequestService<NoTransaction> overRecords(IdempotencyRecords records, KeyPolicy policy) {
+        return new IdempotentRequestService<>(new LeasedClaims(records), policy);
+    }
+
     @Override
-    public Reply handle(Request request, Execution execution) {
+    public Reply handle(Request request, Effect<? super U, StoredResponse> execution) {
         Optional<IdempotencyKey> key;
         try {
             key = KeyMachine.parse(request.idempotencyKeyHeader(), policy.requirement());
@@ -72,70 +60,45 @@ public final class IdempotentRequestService implements IdempotentRequests {
             return new Reply(Problems.badRequest(e.getMessage()), false);
         }
         if (key.isEmpty()) {
-            return new Reply(run(execution), false);
+            return new Reply(claims.runWithoutKey(execution), false);
         }
         ScopedKey scoped = new ScopedKey(request.client(), key.get());
         Fingerprint fingerprint = Fingerprint.ofRequest(request.method(), request.path(), request.canonicalBody());
         long deadline = System.nanoTime() + policy.waitBound().toNanos();
         long pause = 2;
         while (true) {
-            Begin begun = records.tryBegin(scoped, fingerprint, UUID.randomUUID().toString(), policy.lease());
-            if (begun instanceof Begin.Claimed claimed) {
-                return executeHolding(scoped, claimed.claim(), execution, deadline);
+            Duration left = Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
+            Attempt attempt = claims.attempt(scoped, fingerprint, policy, left, execution);
+            if (attempt instanceof Attempt.Ran ran) {
+                return new Reply(ran.response(), false);
             }
-            KeyDecision decision = KeyMachine.decideLive(Optional.of(((Begin.Held) begun).live()), fingerprint);
-            if (decision instanceof KeyDecision.Replay replay) {
-                return new Reply(replay.response(), true);
+            if (attempt instanceof Attempt.RanButLost) {
+                LOG.log(Level.ERROR, "idempotency-key decision=claim-lost client={0}: the request ran past its claim's"
+                        + " lease and another request may hold the key; its response is not stored",
+                        scoped.client().value());
+                return answerOfTheKey(scoped, fingerprint, deadline);
             }
-            if (decision instanceof KeyDecision.FingerprintMismatch) {
-                return new Reply(Problems.mismatch(), false);
-            }
-            if (System.nanoTime() >= deadline) {
+            if (attempt instanceof Attempt.Busy) {
                 return new Reply(Problems.conflict(), false);
             }
-            if (decision instanceof KeyDecision.WaitForFirst) {
-                sleep(pause);
-                pause = Math.min(50, pause * 2);
+            if (attempt instanceof Attempt.Held held) {
+                KeyDecision decision = KeyMachine.decideLive(Optional.of(held.live()), fingerprint);
+                if (decision instanceof KeyDecision.Replay replay) {
+                    return new Reply(replay.response(), true);
+                }
+                if (decision instanceof KeyDecision.FingerprintMismatch) {
+                    return new Reply(Problems.mismatch(), false);
+                }
+                if (System.nanoTime() >= deadline) {
+                    return new Reply(Problems.conflict(), false);
+                }
+                if (decision instanceof KeyDecision.WaitForFirst) {
+                    sleep(pause);
+                    pause = Math.min(50, pause * 2);
+                }
+            } else if (System.nanoTime() >= deadline) { // Again: the record changed under the attempt
+                return new Reply(Problems.conflict(), false);
             }
-        }
-    }
-
-    private Reply executeHolding(ScopedKey key, KeyRecord.InProgress claim, Execution execution, long deadline) {
-        AtomicBoolean lost = new AtomicBoolean();
-        long every = Math.max(1, policy.lease().toMillis() / 3);
-        ScheduledFuture<?> renewal = RENEWALS.scheduleWithFixedDelay(() -> renew(key, claim, lost), every, every,
-                TimeUnit.MILLISECONDS);
-        StoredResponse response;
-        try {
-            response = execution.execute();
-        } catch (Throwable t) {
-            renewal.cancel(false);
-            records.release(key, claim);
-            throw EffectFailedException.propagate(t);
-        } finally {
-            renewal.cancel(false);
-        }
-        if (response.isServerError()) {
-            records.release(key, claim);
-            return new Reply(response, false);
-        }
-        if (!lost.get() && records.complete(key, claim, response, policy.ttl())) {
-            return new Reply(response, false);
-        }
-        LOG.log(Level.ERROR, "idempotency-key decision=claim-lost client={0}: the request ran past its claim's lease"
-                + " and another request may hold the key; its response is not stored", key.client().value());
-        return answerOfTheKey(key, claim.fingerprint(), deadline);
-    }
-
-    private void renew(ScopedKey key, KeyRecord.InProgress claim, AtomicBoolean lost) {
-        try {
-            if (!lost.get() && !records.renew(key, claim, policy.lease())) {
-                lost.set(true);
-            }
-        } catch (RuntimeException e) {
-            // the store is unreachable: the next renewal tries again; the store decides whether the lease lapsed
-            LOG.log(Level.WARNING, "idempotency-key lease renewal failed client={0}: {1}", key.client().value(),
-                    e.toString());
         }
     }
 
@@ -143,7 +106,7 @@ public final class IdempotentRequestService implements IdempotentRequests {
     private Reply answerOfTheKey(ScopedKey key, Fingerprint fingerprint, long deadline) {
         long pause = 2;
         do {
-            Optional<KeyRecord> live = records.find(key);
+            Optional<KeyRecord> live = claims.find(key);
             KeyDecision decision = KeyMachine.decideLive(live, fingerprint);
             if (decision instanceof KeyDecision.Replay replay) {
                 return new Reply(replay.response(), true);
@@ -157,17 +120,9 @@ public final class IdempotentRequestService implements IdempotentRequests {
         return new Reply(Problems.claimLost(), false);
     }
 
-    private static StoredResponse run(Execution execution) {
-        try {
-            return execution.execute();
-        } catch (Exception e) {
-            throw EffectFailedException.propagate(e);
-        }
-    }
-
     private static void sleep(long millis) {
         try {
-            Thread.sleep(Duration.ofMillis(millis).toMillis());
+            Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while waiting for the first request with this key", e);

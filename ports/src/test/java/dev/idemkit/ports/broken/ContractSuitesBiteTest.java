@@ -37,6 +37,12 @@ class ContractSuitesBiteTest {
     }
 
     @Test
+    void idempotentRequestsSuiteCatchesANonAtomicClaim() {
+        assertThat(failedTests(BrokenCheckThenClaimRequestsSuite.class))
+                .containsExactly("parallelSameKeyRequestsRunOnceAndAllGetTheFirstsResponse");
+    }
+
+    @Test
     void recordsSuiteCatchesAStoreThatIgnoresTheFence() {
         // the operation histories cannot catch it: without passing time no claim lapses, so none is taken over
         assertThat(failedTests(BrokenUnfencedRecordsSuite.class)).containsExactlyInAnyOrder(

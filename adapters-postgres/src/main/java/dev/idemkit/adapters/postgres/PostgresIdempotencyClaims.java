@@ -1,0 +1,103 @@
+package dev.idemkit.adapters.postgres;
+
+import dev.idemkit.domain.Fingerprint;
+import dev.idemkit.domain.httpkey.KeyPolicy;
+import dev.idemkit.domain.httpkey.KeyRecord;
+import dev.idemkit.domain.httpkey.ScopedKey;
+import dev.idemkit.domain.httpkey.StoredResponse;
+import dev.idemkit.ports.out.Effect;
+import dev.idemkit.ports.out.IdempotencyClaims;
+import dev.idemkit.ports.out.IdempotencyRecords.Begin;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The Idempotency-Key flow's atomic step on PostgreSQL, with the request's effect in the SAME transaction as its
+ * claim, so that key, effect and stored response commit (or roll back) together: exactly once for an effect in this
+ * database.
+ *
+ * <p>The claim {@code INSERT ... ON CONFLICT (client_id, idem_key) DO UPDATE ... WHERE expires_at <= now} is held
+ * uncommitted while the effect runs, so no lease can lapse under a running request. A concurrent same-key attempt
+ * blocks on that row; when the first commits it reads the completed record ({@link Attempt.Held}), when the first
+ * rolls back (5xx or exception) it claims and runs itself. The wait is bounded by {@code lock_timeout} = the time the
+ * flow has left ({@link Attempt.Busy} past it). A completed record is read first with one plain lock-free query (the
+ * claim's {@code ON CONFLICT DO UPDATE} locks the row even when its {@code WHERE} fails), so replays of one key run in
+ * parallel instead of queueing on the row. Each waiting attempt holds a pooled connection: size the pool above the
+ * expected same-key concurrency. Every time is the database's own. Thread-safe.
+ */
+public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUnitOfWork> {
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+    static final String SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
+
+    private final PostgresDatabase db;
+
+    public PostgresIdempotencyClaims(PostgresDatabase db) {
+        this.db = Objects.requireNonNull(db, "db");
+    }
+
+    @Override
+    public Attempt attempt(ScopedKey key, Fingerprint fingerprint, KeyPolicy policy, Duration wait,
+            Effect<? super JpaUnitOfWork, StoredResponse> effect) {
+        Optional<KeyRecord> committed = find(key);
+        if (committed.isPresent() && committed.get() instanceof KeyRecord.Completed) {
+            return new Attempt.Held(committed.get());
+        }
+        return Transactions.run(db.entityManagerFactory(), "idempotent request",
+                unit -> claimAndRun(unit, key, fingerprint, policy, wait, effect));
+    }
+
+    private static Attempt claimAndRun(JpaUnitOfWork unit, ScopedKey key, Fingerprint fingerprint, KeyPolicy policy,
+            Duration wait, Effect<? super JpaUnitOfWork, StoredResponse> effect) throws SQLException {
+        Connection c = unit.rawConnection();
+        try (PreparedStatement ps = c.prepareStatement(SET_LOCK_TIMEOUT)) {
+            ps.setString(1, Math.max(1, wait.toMillis()) + "ms");
+            ps.execute();
+        }
+        Optional<Begin> claim;
+        try {
+            claim = PostgresIdempotencyRecords.claimOrRead(c, key, fingerprint, UUID.randomUUID().toString(),
+                    policy.ttl());
+        } catch (SQLException e) {
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                unit.setRollbackOnly();
+                return new Attempt.Busy();
+            }
+            throw e;
+        }
+        if (claim.isEmpty()) {
+            return new Attempt.Again();
+        }
+        if (claim.get() instanceof Begin.Held held) {
+            return new Attempt.Held(held.live());
+        }
+        KeyRecord.InProgress mine = ((Begin.Claimed) claim.get()).claim();
+        StoredResponse response = Transactions.effect(effect, unit);
+        if (response.isServerError()) {
+            unit.setRollbackOnly();
+        } else if (!PostgresIdempotencyRecords.complete(c, key, mine, response, policy.ttl())) {
+            throw new IllegalStateException("a claim held in this transaction could not be completed");
+        }
+        return new Attempt.Ran(response);
+    }
+
+    @Override
+    public StoredResponse runWithoutKey(Effect<? super JpaUnitOfWork, StoredResponse> effect) {
+        return db.inTransaction(work -> {
+            StoredResponse response = effect.run(work);
+            if (response.isServerError()) {
+                work.setRollbackOnly();
+            }
+            return response;
+        });
+    }
+
+    @Override
+    public Optional<KeyRecord> find(ScopedKey key) {
+        return Sql.inTransaction(db.dataSource(), "idempotency read", c -> IdempotencyRows.find(c, key));
+    }
+}

@@ -1,0 +1,14 @@
+package dev.idemkit.ports.memory;
+
+import dev.idemkit.ports.contract.LeasedRequestsContract;
+import dev.idemkit.ports.out.IdempotencyRecords;
+
+/** The one Idempotency-Key flow on the in-memory reference records, through leased claims. */
+class InMemoryIdempotentRequestsContractTest extends LeasedRequestsContract {
+    private final InMemoryIdempotencyRecords records = new InMemoryIdempotencyRecords();
+
+    @Override
+    protected IdempotencyRecords records() {
+        return records;
+    }
+}
