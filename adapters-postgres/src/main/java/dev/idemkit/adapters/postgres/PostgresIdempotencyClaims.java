@@ -8,6 +8,7 @@ import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.IdempotencyClaims;
 import dev.idemkit.ports.out.IdempotencyRecords.Begin;
+import dev.idemkit.ports.out.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -43,19 +44,22 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
     @Override
     public Attempt attempt(ScopedKey key, Fingerprint fingerprint, KeyPolicy policy, Duration wait,
             Effect<? super JpaUnitOfWork, StoredResponse> effect) {
+        long deadline = System.nanoTime() + wait.toNanos();
         Optional<KeyRecord> committed = find(key);
         if (committed.isPresent() && committed.get() instanceof KeyRecord.Completed) {
             return new Attempt.Held(committed.get());
         }
         return Transactions.run(db.entityManagerFactory(), "idempotent request",
-                unit -> claimAndRun(unit, key, fingerprint, policy, wait, effect));
+                unit -> claimAndRun(unit, key, fingerprint, policy, deadline, effect));
     }
 
     private static Attempt claimAndRun(JpaUnitOfWork unit, ScopedKey key, Fingerprint fingerprint, KeyPolicy policy,
-            Duration wait, Effect<? super JpaUnitOfWork, StoredResponse> effect) throws SQLException {
+            long deadline, Effect<? super JpaUnitOfWork, StoredResponse> effect) throws SQLException {
         Connection c = unit.rawConnection();
+        // what is left of the wait once a pooled connection is in hand (waiting for one counts against it)
+        long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
         try (PreparedStatement ps = c.prepareStatement(SET_LOCK_TIMEOUT)) {
-            ps.setString(1, Math.max(1, wait.toMillis()) + "ms");
+            ps.setString(1, leftMillis + "ms");
             ps.execute();
         }
         Optional<Begin> claim;
@@ -80,17 +84,18 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
         if (response.isServerError()) {
             unit.setRollbackOnly();
         } else if (!PostgresIdempotencyRecords.complete(c, key, mine, response, policy.ttl())) {
-            throw new IllegalStateException("a claim held in this transaction could not be completed");
+            throw new StoreUnavailableException("the Idempotency-Key claim held in this transaction could not be"
+                    + " completed; nothing was kept", null);
         }
         return new Attempt.Ran(response);
     }
 
     @Override
     public StoredResponse runWithoutKey(Effect<? super JpaUnitOfWork, StoredResponse> effect) {
-        return db.inTransaction(work -> {
-            StoredResponse response = effect.run(work);
+        return Transactions.run(db.entityManagerFactory(), "request without a key", unit -> {
+            StoredResponse response = Transactions.effect(effect, unit); // rollback-only: it failed, not a 2xx
             if (response.isServerError()) {
-                work.setRollbackOnly();
+                unit.setRollbackOnly();
             }
             return response;
         });

@@ -48,6 +48,23 @@ class PostgresIdempotencyClaimsIT {
         assertThat(second.response()).isEqualTo(first.response());
     }
 
+    /** An effect that marked its unit of work rollback-only failed: without a key too, never a 2xx for nothing kept. */
+    @Test
+    void aRequestWithoutAKeyWhoseEffectMarkedRollbackOnlyFailsInsteadOfAnswering201() {
+        IdempotentRequestService<JpaUnitOfWork> optional = new IdempotentRequestService<>(
+                new PostgresIdempotencyClaims(pg.db()), new KeyPolicy(java.time.Duration.ofHours(24),
+                        java.time.Duration.ofSeconds(10), KeyPolicy.Requirement.OPTIONAL));
+        String account = "acc-" + UUID.randomUUID();
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> optional.handle(request(ClientId.of("c"), null, "{}"),
+                work -> {
+                    Accounts.credit(work, account, 5);
+                    work.setRollbackOnly();
+                    return new StoredResponse(201, Map.of(), new byte[] {1});
+                })).hasMessageContaining("rollback-only");
+        assertThat(new Accounts(pg).balance(account)).isZero();
+    }
+
     private static Request request(ClientId client, String key, String body) {
         return new Request(client, key, "POST", "/payments", body.getBytes(StandardCharsets.UTF_8));
     }

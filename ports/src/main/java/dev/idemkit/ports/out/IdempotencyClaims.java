@@ -62,6 +62,7 @@ public interface IdempotencyClaims<U extends UnitOfWork> {
      * itself waits for another claim (a row lock); {@code policy} gives the lease and the response's TTL.
      *
      * @throws EffectFailedException (or the effect's own unchecked exception) when the effect threw; the key is free
+     *     (where it could not be released, it lapses after its lease)
      * @throws StoreUnavailableException when the store failed; nothing was stored
      */
     Attempt attempt(ScopedKey key, Fingerprint fingerprint, KeyPolicy policy, Duration wait,

@@ -15,6 +15,7 @@ import dev.idemkit.ports.out.IdempotencyClaims;
 import dev.idemkit.ports.out.IdempotencyClaims.Attempt;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.NoTransaction;
+import dev.idemkit.ports.out.StoreUnavailableException;
 import dev.idemkit.ports.out.UnitOfWork;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -36,6 +37,8 @@ import java.util.Optional;
  */
 public final class IdempotentRequestService<U extends UnitOfWork> implements IdempotentRequests<U> {
     private static final System.Logger LOG = System.getLogger(IdempotentRequestService.class.getName());
+    /** Attempts of one request whose record changed under them (expired, released) before the store is called unwell. */
+    static final int AGAIN_LIMIT = 3;
 
     private final IdempotencyClaims<U> claims;
     private final KeyPolicy policy;
@@ -66,6 +69,7 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
         Fingerprint fingerprint = Fingerprint.ofRequest(request.method(), request.path(), request.canonicalBody());
         long deadline = System.nanoTime() + policy.waitBound().toNanos();
         long pause = 2;
+        int vanished = 0;
         while (true) {
             Duration left = Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
             Attempt attempt = claims.attempt(scoped, fingerprint, policy, left, execution);
@@ -96,8 +100,9 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
                     sleep(pause);
                     pause = Math.min(50, pause * 2);
                 }
-            } else if (System.nanoTime() >= deadline) { // Again: the record changed under the attempt
-                return new Reply(Problems.conflict(), false);
+            } else if (++vanished >= AGAIN_LIMIT) { // Again: the record changed under the attempt, again and again
+                throw new StoreUnavailableException("the Idempotency-Key record of client " + scoped.client().value()
+                        + " vanished under " + AGAIN_LIMIT + " attempts of one request; retry the request", null);
             }
         }
     }

@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The atomic step of the Idempotency-Key flow on a store that cannot share a transaction with the effect: claim the
  * record under a fence of its own and a lease ({@link IdempotencyRecords#tryBegin}), run the effect, store the response
- * ({@link IdempotencyRecords#complete}) — or release the key on a 5xx or an exception.
+ * ({@link IdempotencyRecords#complete}) — or release the key on a 5xx or an exception (when the release itself fails,
+ * the claim lapses after its lease: retries meanwhile wait and get 409).
  *
  * <p>While the effect runs, the claim is renewed every third of the lease, so a request slower than the lease keeps
  * its key. Expiry is the store's to decide, on its own clock. If the claim is lost all the same (the process stalled
@@ -68,7 +69,12 @@ public final class LeasedClaims implements IdempotencyClaims<NoTransaction> {
             response = effect.run(NoTransaction.INSTANCE);
         } catch (Throwable t) {
             renewal.cancel(false);
-            records.release(key, claim);
+            try {
+                records.release(key, claim);
+            } catch (RuntimeException releaseFailed) {
+                // the effect's failure is the answer; the claim lapses after its lease
+                t.addSuppressed(releaseFailed);
+            }
             throw EffectFailedException.propagate(t);
         } finally {
             renewal.cancel(false);

@@ -8,6 +8,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.domain.httpkey.ClientId;
 import dev.idemkit.domain.httpkey.KeyPolicy;
+import dev.idemkit.domain.httpkey.KeyRecord;
+import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.in.IdempotentRequests.Reply;
 import dev.idemkit.ports.in.IdempotentRequests.Request;
@@ -18,11 +20,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -184,6 +188,63 @@ public abstract class IdempotentRequestsContract<U extends UnitOfWork> {
         assertThat(first.get(20, TimeUnit.SECONDS).response().status()).isEqualTo(201);
         assertThat(impatient.handle(request, work -> create(work, tag)).replayed()).isTrue();
         assertThat(executions).hasValue(1);
+    }
+
+    @Test
+    void withoutAnyWaitASecondRequestForARunningKeyIs409AtOnce() throws Exception {
+        String tag = fresh("no-wait");
+        IdempotentRequestService<U> impatient = service(KeyPolicy.defaults().withWaitBound(Duration.ZERO));
+        Request request = post(client(), "order-1", "{}");
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        CompletableFuture<Reply> first = CompletableFuture.supplyAsync(() -> impatient.handle(request, work -> {
+            started.countDown();
+            finish.await(20, TimeUnit.SECONDS);
+            return create(work, tag);
+        }));
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+
+        Reply second = impatient.handle(request, work -> create(work, tag));
+        finish.countDown();
+
+        assertProblem(second, 409, "request-in-progress");
+        assertThat(first.get(20, TimeUnit.SECONDS).response().status()).isEqualTo(201);
+        assertThat(executions).hasValue(1);
+    }
+
+    @Test
+    void aStoredResponseOutlivesTheClaimsLeaseAndIsReplayedForItsWholeTtl() throws Exception {
+        String tag = fresh("ttl");
+        IdempotentRequestService<U> shortLease = service(KeyPolicy.defaults().withLease(Duration.ofMillis(200)));
+        Request request = post(client(), "order-1", "{}");
+        Reply first = shortLease.handle(request, work -> create(work, tag));
+        Thread.sleep(600); // three leases: a response kept only for the lease would be gone
+
+        Reply retry = shortLease.handle(request, work -> create(work, tag));
+
+        assertThat(retry.replayed()).isTrue();
+        assertThat(retry.response()).isEqualTo(first.response());
+        assertThat(executions).hasValue(1);
+    }
+
+    @Test
+    void whileTheEffectRunsTheClaimIsVisibleToOthersOnlyWhereTheEffectRunsOnItsOwn() {
+        String tag = fresh("visible");
+        ClientId client = client();
+        ScopedKey key = ScopedKey.of(client.value(), "order-1");
+        AtomicReference<Optional<KeyRecord>> seenByOthers = new AtomicReference<>();
+        service().handle(post(client, "order-1", "{}"), work -> {
+            seenByOthers.set(claims().find(key));
+            return create(work, tag);
+        });
+
+        if (effectSharesTheClaimsTransaction()) {
+            assertThat(seenByOthers.get()).as("an uncommitted claim: a crash mid-effect leaves no record").isEmpty();
+        } else {
+            assertThat(seenByOthers.get()).as("a leased claim, held while the effect runs")
+                    .hasValueSatisfying(r -> assertThat(r).isInstanceOf(KeyRecord.InProgress.class));
+        }
+        assertThat(claims().find(key)).hasValueSatisfying(r -> assertThat(r).isInstanceOf(KeyRecord.Completed.class));
     }
 
     @Test

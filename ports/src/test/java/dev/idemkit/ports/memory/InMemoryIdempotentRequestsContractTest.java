@@ -11,4 +11,10 @@ class InMemoryIdempotentRequestsContractTest extends LeasedRequestsContract {
     protected IdempotencyRecords records() {
         return records;
     }
+
+    /** No connection pool to size: the seed's 100 parallel same-key requests. */
+    @Override
+    protected int parallelism() {
+        return 100;
+    }
 }
