@@ -76,19 +76,19 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         Objects.requireNonNull(fingerprint, "fingerprint");
         Objects.requireNonNull(effect, "effect");
         for (int attempt = 1; attempt <= KEY_VANISHED_RETRIES; attempt++) {
-            Guarded<R> result = Transactions.run(db.entityManagerFactory(), "inbox insert", unit -> {
-                Connection c = unit.rawConnection();
-                KeyState state = insertOrRead(c, key, fingerprint);
-                if (state.inserted()) {
-                    return Guarded.processed(Transactions.effect(effect, unit));
+            Optional<Guarded<R>> result = Transactions.run(db.entityManagerFactory(), "inbox insert", unit -> {
+                KeyFound found = insertOrRead(unit.rawConnection(), key, fingerprint);
+                if (found instanceof KeyFound.Inserted) {
+                    return Optional.of(Guarded.processed(Transactions.effect(effect, unit)));
                 }
-                // empty: the row is not visible to this statement (a concurrent transaction committed it after our
-                // snapshot, or retention purged it): a new transaction decides
-                return state.recorded().isEmpty() ? null : Guarded.<R>of(Inbox.decide(state.recorded(), fingerprint));
+                if (found instanceof KeyFound.Recorded recorded) {
+                    return Optional.of(Guarded.<R>of(Inbox.decide(Optional.of(recorded.fingerprint()), fingerprint)));
+                }
+                return Optional.<Guarded<R>>empty(); // not visible to this statement: a new transaction decides
             });
-            if (result != null) {
-                log(key, result.outcome());
-                return result;
+            if (result.isPresent()) {
+                log(key, result.get().outcome());
+                return result.get();
             }
         }
         throw new StoreUnavailableException("inbox key " + key + " kept conflicting yet vanishing (purged concurrently)", null);
@@ -135,10 +135,22 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         return Guarantee.EXACTLY_ONCE_EFFECT;
     }
 
-    /** What {@link #INSERT_OR_READ_KEY} found: inserted by us, or the recorded fingerprint if this statement saw it. */
-    private record KeyState(boolean inserted, Optional<Fingerprint> recorded) {}
+    /** What {@link #INSERT_OR_READ_KEY} found. */
+    private sealed interface KeyFound {
+        /** The key was new: this transaction inserted it. */
+        record Inserted() implements KeyFound {}
 
-    private static KeyState insertOrRead(Connection c, InboxKey key, Fingerprint fingerprint) throws SQLException {
+        /** The key was there, recorded with this fingerprint. */
+        record Recorded(Fingerprint fingerprint) implements KeyFound {}
+
+        /**
+         * The key conflicted but its row is not visible to this statement (a concurrent transaction committed it after
+         * the statement's snapshot, or retention purged it).
+         */
+        record NotVisible() implements KeyFound {}
+    }
+
+    private static KeyFound insertOrRead(Connection c, InboxKey key, Fingerprint fingerprint) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(INSERT_OR_READ_KEY)) {
             ps.setString(1, key.consumer().value());
             ps.setString(2, key.messageId().value());
@@ -147,11 +159,10 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
             ps.setString(5, key.messageId().value());
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    return new KeyState(false, Optional.empty());
+                    return new KeyFound.NotVisible();
                 }
                 String recorded = rs.getString(1);
-                return recorded == null ? new KeyState(true, Optional.empty())
-                        : new KeyState(false, Optional.of(new Fingerprint(recorded)));
+                return recorded == null ? new KeyFound.Inserted() : new KeyFound.Recorded(new Fingerprint(recorded));
             }
         }
     }

@@ -23,6 +23,87 @@ final class InboxAnswers {
 
     private InboxAnswers() {}
 
+    /** A value found on an inbox key (or answered for it by a script), parsed once. */
+    sealed interface KeyValue {
+        /** The key is this caller's: it claimed it just now (the claim answers nothing or its own value). */
+        record Ours() implements KeyValue {}
+
+        /** A live claim of another delivery. */
+        record HeldByAnother() implements KeyValue {}
+
+        /** Completed by a delivery with this fingerprint. */
+        record Completed(Fingerprint fingerprint) implements KeyValue {}
+
+        /** Partially applied by an earlier delivery: never run again, never a duplicate. */
+        record PartiallyApplied() implements KeyValue {}
+
+        /** The server refused the claim (the error it gave). */
+        record Refused(String error) implements KeyValue {}
+
+        /** {@code raw} as found on the key, where {@code mine} (or null) is this caller's own claim value. */
+        static KeyValue of(String raw, String mine) {
+            if (raw == null || raw.isEmpty() || raw.equals(mine)) {
+                return new Ours();
+            }
+            if (raw.startsWith("C:")) {
+                return new Completed(new Fingerprint(raw.substring(2)));
+            }
+            if (raw.startsWith("X:")) {
+                return new PartiallyApplied();
+            }
+            if (raw.startsWith("!")) {
+                return new Refused(raw.substring(1));
+            }
+            return new HeldByAnother();
+        }
+    }
+
+    /** What a completion script answered, parsed once. */
+    sealed interface CompletionAnswer {
+        /** The answer as the script gave it (for failure messages). */
+        String text();
+
+        /** {@code OK}: the staged writes applied and the key is completed. */
+        record Applied() implements CompletionAnswer {
+            @Override
+            public String text() {
+                return "OK";
+            }
+        }
+
+        /** {@code LOST}: the claim was no longer this caller's; nothing was written. */
+        record Lost() implements CompletionAnswer {
+            @Override
+            public String text() {
+                return "LOST";
+            }
+        }
+
+        /** {@code V:<value>}: the key was not free; this is what it held. Nothing was written. */
+        record Found(String value) implements CompletionAnswer {
+            @Override
+            public String text() {
+                return "V:" + value;
+            }
+        }
+
+        /** Anything else ({@code REFUSED}, {@code BADKEY}, {@code PARTIAL}, ...): see {@link #completionFailure}. */
+        record Failed(String text) implements CompletionAnswer {}
+
+        static CompletionAnswer of(String raw) {
+            if ("OK".equals(raw)) {
+                return new Applied();
+            }
+            if ("LOST".equals(raw)) {
+                return new Lost();
+            }
+            if (raw != null && raw.startsWith("V:")) {
+                return new Found(raw.substring(2));
+            }
+            return new Failed(String.valueOf(raw));
+        }
+    }
+
     /** A fresh in-progress value: {@code P:<random token>:<fingerprint>}, ours alone. */
     static String claimValue(Fingerprint fingerprint) {
         return "P:" + token() + ":" + fingerprint.hex();
@@ -35,17 +116,17 @@ final class InboxAnswers {
 
     /**
      * What a value found on the key decides: the outcome for a completed key (duplicate or reused id); empty for a
-     * live claim of another delivery (held: wait or retry); a failure for a partially applied key or a refused claim.
+     * live claim (another delivery's: wait or retry); a failure for a partially applied key or a refused claim.
      */
-    static Optional<Outcome> settled(InboxKey key, Fingerprint fingerprint, String existing) {
-        if (existing.startsWith("C:")) {
-            return Optional.of(Inbox.decide(Optional.of(new Fingerprint(existing.substring(2))), fingerprint));
+    static Optional<Outcome> settled(InboxKey key, Fingerprint fingerprint, KeyValue existing) {
+        if (existing instanceof KeyValue.Completed completed) {
+            return Optional.of(Inbox.decide(Optional.of(completed.fingerprint()), fingerprint));
         }
-        if (existing.startsWith("X:")) {
+        if (existing instanceof KeyValue.PartiallyApplied) {
             throw partiallyApplied(key);
         }
-        if (existing.startsWith("!")) {
-            throw claimFailure(key, existing);
+        if (existing instanceof KeyValue.Refused refused) {
+            throw claimFailure(key, refused.error());
         }
         return Optional.empty();
     }
@@ -89,9 +170,8 @@ final class InboxAnswers {
                 + " log); it is not run again: repair the data, then delete its inbox key");
     }
 
-    /** The failure for a claim answer {@code !<error>}: the inbox key could not be read or written. */
-    static RuntimeException claimFailure(InboxKey key, String answer) {
-        String error = answer.substring(1);
+    /** The failure for a claim the server refused ({@code !<error>}): the inbox key could not be read or written. */
+    static RuntimeException claimFailure(InboxKey key, String error) {
         return error.startsWith("WRONGTYPE")
                 ? new IllegalStateException("the inbox key of message " + key.messageId() + " of consumer "
                         + key.consumer() + " holds a value of another type: " + error)

@@ -51,8 +51,8 @@ public final class RedisBulkInbox {
         List<R> values = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             InboxDelivery d = deliveries.get(i);
-            String existing = claimed.get(i);
-            if (!existing.isEmpty() && !existing.equals(mine.get(i))) {
+            InboxAnswers.KeyValue existing = InboxAnswers.KeyValue.of(claimed.get(i), mine.get(i));
+            if (!(existing instanceof InboxAnswers.KeyValue.Ours)) {
                 results.set(i, decided(d, existing));
                 continue;
             }
@@ -69,11 +69,12 @@ public final class RedisBulkInbox {
                 results.set(i, failed(d, EffectFailedException.propagate(t)));
             }
         }
-        settle(deliveries, toComplete, completions, values, results, (i, j, r) -> {
+        settle(deliveries, toComplete, completions, values, results, (i, j, answer) -> {
             InboxDelivery d = deliveries.get(i);
-            if ("LOST".equals(r)) {
+            if (answer instanceof InboxAnswers.CompletionAnswer.Lost) {
                 return failed(d, InboxAnswers.lost(d.key(), store.settings().leaseTtl()));
             }
+            String r = answer.text();
             RuntimeException failure = InboxAnswers.completionFailure(d.key(), r, completions.get(j).staged(), true);
             if (InboxAnswers.releasable(r)) {
                 store.release(d.key(), keys.get(i), mine.get(i), failure);
@@ -115,17 +116,18 @@ public final class RedisBulkInbox {
                 work.close();
             }
         }
-        settle(deliveries, sent, completions, values, results, (i, j, r) -> {
+        settle(deliveries, sent, completions, values, results, (i, j, answer) -> {
             InboxDelivery d = deliveries.get(i);
-            return r.startsWith("V:") ? decided(d, r.substring(2))
-                    : failed(d, InboxAnswers.completionFailure(d.key(), r, completions.get(j).staged(), false));
+            return answer instanceof InboxAnswers.CompletionAnswer.Found found
+                    ? decided(d, InboxAnswers.KeyValue.of(found.value(), null))
+                    : failed(d, InboxAnswers.completionFailure(d.key(), answer.text(), completions.get(j).staged(), false));
         });
         return results;
     }
 
-    /** What to make of a completion result other than OK, for delivery i (the j-th completion). */
+    /** What to make of a completion answer other than OK, for delivery i (the j-th completion). */
     private interface NotCompleted<R> {
-        BulkResult<R> result(int i, int j, String answer);
+        BulkResult<R> result(int i, int j, InboxAnswers.CompletionAnswer answer);
     }
 
     /** Sends the completions (one round trip) and fills in the result of each delivery in {@code sent}. */
@@ -134,14 +136,15 @@ public final class RedisBulkInbox {
         List<String> done = store.commands().complete(completions);
         for (int j = 0; j < sent.size(); j++) {
             int i = sent.get(j);
-            results.set(i, "OK".equals(done.get(j))
+            InboxAnswers.CompletionAnswer answer = InboxAnswers.CompletionAnswer.of(done.get(j));
+            results.set(i, answer instanceof InboxAnswers.CompletionAnswer.Applied
                     ? new BulkResult<>(deliveries.get(i), Optional.of(Guarded.processed(values.get(j))), Optional.empty())
-                    : otherwise.result(i, j, done.get(j)));
+                    : otherwise.result(i, j, answer));
         }
     }
 
-    /** The result for a key found completed ({@code C:}: duplicate or reuse) or held ({@code P:}: retry). */
-    private static <R> BulkResult<R> decided(InboxDelivery d, String existing) {
+    /** The result for a key found completed (duplicate or reuse) or held by another delivery (retry). */
+    private static <R> BulkResult<R> decided(InboxDelivery d, InboxAnswers.KeyValue existing) {
         Optional<Outcome> settled;
         try {
             settled = InboxAnswers.settled(d.key(), d.fingerprint(), existing);

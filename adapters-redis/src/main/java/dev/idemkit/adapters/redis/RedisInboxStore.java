@@ -1,5 +1,6 @@
 package dev.idemkit.adapters.redis;
 
+import dev.idemkit.adapters.redis.InboxAnswers.KeyValue;
 import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.Outcome;
 import dev.idemkit.domain.inbox.Inbox;
@@ -107,14 +108,14 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         InboxCommands.Completion completion = new InboxCommands.Completion(redisKey, "", InboxAnswers.completed(fingerprint),
                 work.staged());
         Optional<Outcome> outcome = decideWaiting(key, fingerprint, () -> {
-            String result = commands.complete(completion);
-            if ("OK".equals(result)) {
-                return null;
+            InboxAnswers.CompletionAnswer answer = InboxAnswers.CompletionAnswer.of(commands.complete(completion));
+            if (answer instanceof InboxAnswers.CompletionAnswer.Applied) {
+                return new KeyValue.Ours();
             }
-            if (result.startsWith("V:")) {
-                return result.substring(2);
+            if (answer instanceof InboxAnswers.CompletionAnswer.Found found) {
+                return KeyValue.of(found.value(), null);
             }
-            throw InboxAnswers.completionFailure(key, result, work.staged(), false);
+            throw InboxAnswers.completionFailure(key, answer.text(), work.staged(), false);
         });
         if (outcome.isPresent()) {
             return Guarded.of(outcome.get());
@@ -177,26 +178,20 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
      * {@link ClaimHeldException}. Never reports a duplicate before the first delivery has completed.
      */
     Optional<Outcome> claim(InboxKey key, String redisKey, String mine, Fingerprint fingerprint) {
-        return decideWaiting(key, fingerprint, () -> {
-            String existing = commands.claim(redisKey, mine);
-            if (existing.startsWith("!")) {
-                throw InboxAnswers.claimFailure(key, existing);
-            }
-            // our own value: a script that ran but whose answer was lost, and was sent again
-            return existing.isEmpty() || existing.equals(mine) ? null : existing;
-        });
+        // our own value back: a script that ran but whose answer was lost, and was sent again
+        return decideWaiting(key, fingerprint, () -> KeyValue.of(commands.claim(redisKey, mine), mine));
     }
 
     /**
-     * Runs {@code attempt} (null: done by us; otherwise the value found on the key) until the key is ours or
-     * completed; a live claim of another delivery is polled with backoff for up to the claim wait.
+     * Runs {@code attempt} until the key is ours (empty) or completed (its outcome); a live claim of another delivery
+     * is polled with backoff for up to the claim wait.
      */
-    private Optional<Outcome> decideWaiting(InboxKey key, Fingerprint fingerprint, Supplier<String> attempt) {
+    private Optional<Outcome> decideWaiting(InboxKey key, Fingerprint fingerprint, Supplier<KeyValue> attempt) {
         long deadline = System.nanoTime() + settings.claimWait().toNanos();
         long pause = 1;
         while (true) {
-            String existing = attempt.get();
-            if (existing == null) {
+            KeyValue existing = attempt.get();
+            if (existing instanceof KeyValue.Ours) {
                 return Optional.empty();
             }
             Optional<Outcome> settled = InboxAnswers.settled(key, fingerprint, existing);
@@ -226,18 +221,19 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
 
     void complete(InboxKey key, String redisKey, String mine, Fingerprint fingerprint,
             List<RedisUnitOfWork.Staged> staged) {
-        String result = commands.complete(new InboxCommands.Completion(redisKey, mine, InboxAnswers.completed(fingerprint),
-                staged));
-        if ("OK".equals(result)) {
+        InboxAnswers.CompletionAnswer answer = InboxAnswers.CompletionAnswer.of(commands.complete(
+                new InboxCommands.Completion(redisKey, mine, InboxAnswers.completed(fingerprint), staged)));
+        if (answer instanceof InboxAnswers.CompletionAnswer.Applied) {
             LOG.debug("inbox decision=processed consumer={} message_id={} staged_writes={}", key.consumer(),
                     key.messageId(), staged.size());
             return;
         }
-        if ("LOST".equals(result)) {
+        if (answer instanceof InboxAnswers.CompletionAnswer.Lost) {
             LOG.warn("inbox decision=claim-lost consumer={} message_id={} lease={}", key.consumer(), key.messageId(),
                     settings.leaseTtl());
             throw InboxAnswers.lost(key, settings.leaseTtl());
         }
+        String result = answer.text();
         RuntimeException failure = InboxAnswers.completionFailure(key, result, staged, true);
         if (InboxAnswers.releasable(result)) {
             release(key, redisKey, mine, failure);
@@ -261,7 +257,7 @@ public final class RedisInboxStore implements InboxStore<RedisUnitOfWork> {
         String redisKey = layout.inbox(Objects.requireNonNull(key, "key"));
         String value = Failures.call("read an inbox key",
                 () -> client.<String>getBucket(redisKey, StringCodec.INSTANCE).get());
-        return value != null && value.startsWith("C:") ? Optional.of(new Fingerprint(value.substring(2)))
+        return KeyValue.of(value, null) instanceof KeyValue.Completed completed ? Optional.of(completed.fingerprint())
                 : Optional.empty();
     }
 

@@ -17,12 +17,6 @@ public sealed interface KeyDecision {
     /** The same request is still running: wait (bounded) for it to complete, then decide again. */
     record WaitForFirst() implements KeyDecision {}
 
-    /** 409: the same request is still running and we will not (or can no longer) wait. */
-    record Conflict() implements KeyDecision {}
-
     /** 422: the key was used for a different request (method, path or body). */
     record FingerprintMismatch() implements KeyDecision {}
-
-    /** 400: the key is missing where required, or malformed; the reason names the rule. */
-    record BadRequest(String reason) implements KeyDecision {}
 }

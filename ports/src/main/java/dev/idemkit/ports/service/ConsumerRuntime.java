@@ -21,6 +21,7 @@ import dev.idemkit.ports.out.UnitOfWork;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The consumer loop's decision for one delivery: validate -> inbox (key and effect in one unit of
@@ -55,9 +56,9 @@ public final class ConsumerRuntime<U extends UnitOfWork> implements DeliveryHand
     @Override
     public void onDelivery(Delivery delivery) {
         Message message = delivery.message();
-        String rejection = validate(message);
-        if (rejection != null) {
-            deadLetter(delivery, "non-retryable: " + rejection, rejection, Duration.ZERO);
+        Optional<String> rejection = rejection(message);
+        if (rejection.isPresent()) {
+            deadLetter(delivery, "non-retryable: " + rejection.get(), rejection.get(), Duration.ZERO);
             return;
         }
         InboxKey key = new InboxKey(settings.name(), new MessageId(message.rawId()));
@@ -88,19 +89,20 @@ public final class ConsumerRuntime<U extends UnitOfWork> implements DeliveryHand
         events.onDecision(settings.name(), decision, latency);
     }
 
-    private String validate(Message message) {
+    /** Why the message cannot be processed at all (no usable id, too big), or empty. */
+    private Optional<String> rejection(Message message) {
         if (message.rawId() == null || message.rawId().isEmpty()) {
-            return "message has no message id; it cannot be de-duplicated";
+            return Optional.of("message has no message id; it cannot be de-duplicated");
         }
-        String broken = KeyRules.violation("message id", message.rawId());
-        if (broken != null) {
+        Optional<String> broken = KeyRules.violation("message id", message.rawId());
+        if (broken.isPresent()) {
             return broken;
         }
         int size = message.size();
         if (size > settings.maxBodyBytes()) {
-            return "body of " + size + " bytes exceeds the limit of " + settings.maxBodyBytes() + " bytes";
+            return Optional.of("body of " + size + " bytes exceeds the limit of " + settings.maxBodyBytes() + " bytes");
         }
-        return null;
+        return Optional.empty();
     }
 
     private void onFailure(Delivery delivery, Throwable failure, Duration latency) {
