@@ -1,10 +1,5 @@
 package dev.idemkit.app.wiring;
 
-import dev.idemkit.adapters.postgres.PostgresSettings;
-import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
-import dev.idemkit.adapters.rabbit.RabbitSettings;
-import dev.idemkit.adapters.sqs.SqsMessageTransport;
-import dev.idemkit.adapters.sqs.SqsSettings;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.ConfigException;
 import dev.idemkit.app.metrics.Metrics;
@@ -74,7 +69,7 @@ public final class Assembly implements AutoCloseable {
         EmbeddedEngines engines = new EmbeddedEngines();
         StoreBinding<?> store = null;
         try {
-            store = storeFor(settings, engines);
+            store = StoreBinding.start(settings, engines);
             TransportBinding transport = TransportBinding.start(settings, engines);
             return new Assembly(settings, engines, store, transport);
         } catch (RuntimeException e) {
@@ -84,16 +79,6 @@ public final class Assembly implements AutoCloseable {
             engines.close();
             throw e;
         }
-    }
-
-    private static StoreBinding<?> storeFor(AppSettings s, EmbeddedEngines engines) {
-        if (s.store() == AppSettings.StoreKind.REDIS) {
-            return new RedisBinding(s.redisUrl(), s.redisPrefix(), s.inboxRetention());
-        }
-        String url = s.pgUrl().orElseGet(engines::postgresJdbcUrl);
-        String origin = s.pgUrl().isPresent() ? "at" : "(embedded, started in this process) at";
-        return new PostgresBinding(new PostgresSettings(url, s.pgUser(), s.pgPassword(), s.pgSchema(), 32),
-                s.inboxRetention(), origin);
     }
 
     /**
@@ -228,14 +213,5 @@ public final class Assembly implements AutoCloseable {
             LOG.warn("closing the store failed: {}", e.toString());
         }
         engines.close();
-    }
-
-    static RabbitMessageTransport rabbit(AppSettings s) {
-        return new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.rabbitUri())
-                .withConsumers(s.concurrency()).withMaxAttemptsHint(s.maxAttempts()));
-    }
-
-    static SqsMessageTransport sqs(SqsSettings s) {
-        return new SqsMessageTransport(s);
     }
 }

@@ -6,6 +6,7 @@ import dev.idemkit.adapters.postgres.PostgresIdempotencyRecords;
 import dev.idemkit.adapters.postgres.PostgresInboxStore;
 import dev.idemkit.adapters.postgres.PostgresRetention;
 import dev.idemkit.adapters.postgres.PostgresSettings;
+import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.consumers.BusinessEffects;
 import dev.idemkit.app.consumers.PostgresEffects;
 import dev.idemkit.app.payments.JdbcPaymentLedger;
@@ -35,7 +36,14 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     private final Duration inboxRetention;
     private final String description;
 
-    PostgresBinding(PostgresSettings settings, Duration inboxRetention, String origin) {
+    static PostgresBinding start(AppSettings s, EmbeddedEngines engines) {
+        String url = s.pgUrl().orElseGet(engines::postgresJdbcUrl);
+        String origin = s.pgUrl().isPresent() ? "at" : "(embedded, started in this process) at";
+        return new PostgresBinding(new PostgresSettings(url, s.pgUser(), s.pgPassword(), s.pgSchema(), 32),
+                s.inboxRetention(), origin);
+    }
+
+    private PostgresBinding(PostgresSettings settings, Duration inboxRetention, String origin) {
         this.db = PostgresDatabase.builder(settings).userMigrations(APP_MIGRATIONS)
                 .schemaCheck(PostgresDatabase.SchemaCheck.NONE).start();
         this.inbox = new PostgresInboxStore(db);

@@ -3,6 +3,7 @@ package dev.idemkit.app.wiring;
 import dev.idemkit.adapters.redis.RedisSettings;
 import dev.idemkit.adapters.redis.RedisStores;
 import dev.idemkit.adapters.redis.RedisUnitOfWork;
+import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.consumers.BusinessEffects;
 import dev.idemkit.app.consumers.RedisEffects;
 import dev.idemkit.app.payments.PaymentCharger;
@@ -26,7 +27,11 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     private final RedisPaymentLedger ledger;
     private final String description;
 
-    RedisBinding(URI url, String keyPrefix, Duration inboxRetention) {
+    static RedisBinding start(AppSettings s) {
+        return new RedisBinding(s.redisUrl(), s.redisPrefix(), s.inboxRetention());
+    }
+
+    private RedisBinding(URI url, String keyPrefix, Duration inboxRetention) {
         // the process environment for what the app has no setting of its own (IDEMKIT_REDIS_PASSWORD, _TOPOLOGY,
         // _DATABASE, _LEASE_MS, _CLAIM_WAIT_MS); the app's resolved URL, prefix and retention win
         Map<String, String> env = new HashMap<>(System.getenv());

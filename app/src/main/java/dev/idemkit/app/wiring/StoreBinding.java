@@ -1,5 +1,6 @@
 package dev.idemkit.app.wiring;
 
+import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.consumers.BusinessEffects;
 import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
@@ -13,6 +14,12 @@ import java.util.function.UnaryOperator;
 
 /** One store technology, wired: the inbox, the effects that share its unit of work, the Idempotency-Key records and the payments ledger. */
 public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
+
+    /** The binding the settings name: {@link PostgresBinding} (embedded when no URL is set) or {@link RedisBinding}. */
+    static StoreBinding<?> start(AppSettings settings, EmbeddedEngines engines) {
+        return settings.store() == AppSettings.StoreKind.REDIS ? RedisBinding.start(settings)
+                : PostgresBinding.start(settings, engines);
+    }
 
     InboxStore<U> inbox();
 
