@@ -37,8 +37,8 @@ abstract class AppCommand implements Callable<Integer> {
         } catch (dev.idemkit.app.config.ConfigException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new Idemkit.Unreachable("could not start with " + settings.store().name().toLowerCase()
-                    + " store and " + settings.transport().name().toLowerCase() + " transport: "
+            throw new Idemkit.Unreachable("could not start with " + settings.store().kind().name().toLowerCase()
+                    + " store and " + settings.transport().kind().name().toLowerCase() + " transport: "
                     + Idemkit.describe(e), e);
         }
     }

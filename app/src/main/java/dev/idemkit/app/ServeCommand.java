@@ -49,7 +49,7 @@ final class ServeCommand extends AppCommand {
     @Override
     public Integer call() throws Exception {
         AppSettings settings = settings();
-        Map<String, String> keys = new LinkedHashMap<>(settings.apiKeys());
+        Map<String, String> keys = new LinkedHashMap<>(settings.http().apiKeys());
         if (keys.isEmpty()) {
             byte[] random = new byte[16];
             new SecureRandom().nextBytes(random);
@@ -65,13 +65,13 @@ final class ServeCommand extends AppCommand {
             List<Subscription> subscriptions = new ArrayList<>();
             ApiServer api;
             try {
-                api = ApiServer.start(new InetSocketAddress(settings.httpPort()), new PaymentsApi(
+                api = ApiServer.start(new InetSocketAddress(settings.http().port()), new PaymentsApi(
                         assembly.paymentCharger(), assembly.store().ledger(), apiKeys, assembly.metrics(),
                         () -> Map.of("store", assembly.store().health())));
             } catch (BindException e) {
-                throw new ConfigException("http.port", "port " + settings.httpPort() + " is already in use");
+                throw new ConfigException("http.port", "port " + settings.http().port() + " is already in use");
             } catch (IOException e) {
-                throw new ConfigException("http.port", "cannot listen on port " + settings.httpPort() + ": "
+                throw new ConfigException("http.port", "cannot listen on port " + settings.http().port() + ": "
                         + e.getMessage());
             }
             ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -68,7 +68,7 @@ public final class BenchMain implements Callable<Integer> {
                     + " --batch-size, --duplicates in [0, 1)");
         }
         AppSettings configured = globalOptions.resolve(System.getenv());
-        if (configured.store() != AppSettings.StoreKind.POSTGRES || configured.transport() != AppSettings.TransportKind.RABBIT) {
+        if (configured.store().kind() != AppSettings.StoreKind.POSTGRES || configured.transport().kind() != AppSettings.TransportKind.RABBIT) {
             out().println("idemkit-benchmarks always measures PostgreSQL + RabbitMQ (ignoring --store/--transport)");
         }
         AppSettings bench = Benchmark.settingsFor(configured, Benchmark.newSchema(), LOCAL_PG);
@@ -84,9 +84,9 @@ public final class BenchMain implements Callable<Integer> {
         } finally {
             try {
                 Benchmark.dropSchema(bench);
-                out().println("idemkit-benchmarks dropped schema " + bench.pgSchema());
+                out().println("idemkit-benchmarks dropped schema " + bench.store().postgres().schema());
             } catch (Exception e) {
-                spec.commandLine().getErr().println("idemkit-benchmarks: could not drop schema " + bench.pgSchema() + ": " + e);
+                spec.commandLine().getErr().println("idemkit-benchmarks: could not drop schema " + bench.store().postgres().schema() + ": " + e);
             }
         }
         out().flush();

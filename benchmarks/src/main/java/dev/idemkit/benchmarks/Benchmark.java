@@ -47,8 +47,8 @@ public final class Benchmark {
         this.options = options;
         this.out = out;
         AppSettings s = assembly.settings();
-        this.db = new BenchDatabase(s.pgUrl().orElseThrow(), s.pgUser(), s.pgPassword(), s.pgSchema());
-        this.run = s.pgSchema().substring(s.pgSchema().lastIndexOf('_') + 1);
+        this.db = new BenchDatabase(s.store().postgres().url().orElseThrow(), s.store().postgres().user(), s.store().postgres().password(), s.store().postgres().schema());
+        this.run = s.store().postgres().schema().substring(s.store().postgres().schema().lastIndexOf('_') + 1);
     }
 
     /** A fresh schema name, {@code idemkit_bench_<random hex>}. */
@@ -60,15 +60,16 @@ public final class Benchmark {
 
     /** The configured settings with store postgres, transport rabbit and the benchmark's schema. */
     public static AppSettings settingsFor(AppSettings s, String schema, String defaultPgUrl) {
-        return new AppSettings(AppSettings.StoreKind.POSTGRES, AppSettings.TransportKind.RABBIT,
-                Optional.of(s.pgUrl().orElse(defaultPgUrl)), s.pgUser(), s.pgPassword(), schema, s.redisUrl(),
-                s.redisPrefix(), s.rabbitUri(), s.sqsEndpoint(), s.sqsRegion(), 0, s.apiKeys(), s.maxAttempts(), s.backoffBase(),
-                s.backoffCap(), s.dlqAlertThreshold(), s.inboxRetention(), s.dlqRetention(), s.concurrency());
+        AppSettings.PostgresChoice pg = s.store().postgres().withSchema(schema)
+                .withUrl(s.store().postgres().url().orElse(defaultPgUrl));
+        return s.withStore(s.store().withKind(AppSettings.StoreKind.POSTGRES).withPostgres(pg))
+                .withTransport(s.transport().withKind(AppSettings.TransportKind.RABBIT))
+                .withHttp(new AppSettings.HttpSettings(0, s.http().apiKeys()));
     }
 
     /** Drops the benchmark's schema; the caller calls it after closing the assembly. */
     public static void dropSchema(AppSettings s) throws Exception {
-        new BenchDatabase(s.pgUrl().orElseThrow(), s.pgUser(), s.pgPassword(), s.pgSchema()).dropSchema();
+        new BenchDatabase(s.store().postgres().url().orElseThrow(), s.store().postgres().user(), s.store().postgres().password(), s.store().postgres().schema()).dropSchema();
     }
 
     /** Runs every case and prints the report; returns false when an effect or a replay was wrong. */
@@ -158,8 +159,8 @@ public final class Benchmark {
 
     private RabbitMessageTransport transport(int consumers, String base) {
         AppSettings s = assembly.settings();
-        return new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.rabbitUri()).withConsumers(consumers)
-                .withPrefetch(options.prefetch()).withMaxAttemptsHint(s.maxAttempts()), Clock.system(),
+        return new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.transport().rabbitUri()).withConsumers(consumers)
+                .withPrefetch(options.prefetch()).withMaxAttemptsHint(s.retry().maxAttempts()), Clock.system(),
                 base + "-c" + consumers);
     }
 
@@ -207,7 +208,7 @@ public final class Benchmark {
     }
 
     private BenchReport.Case perfTest(RabbitMessageTransport t, Workload w, int consumers) throws Exception {
-        double seconds = PerfTestReference.drain(assembly.settings().rabbitUri(), w.queue(), consumers,
+        double seconds = PerfTestReference.drain(assembly.settings().transport().rabbitUri(), w.queue(), consumers,
                 options.prefetch(), (int) options.drainLimit().toSeconds());
         return new BenchReport.Case(new Drain(w.size(), w.size(), seconds, true), Optional.empty(), "");
     }

@@ -4,51 +4,123 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * Everything the app can be told. Absent PostgreSQL URL or SQS endpoint means: start the embedded real
- * engine (embedded PostgreSQL, embedded ElasticMQ) and say so at start-up.
+ * Everything the app can be told, grouped by concern: where the keys live ({@link StoreSettings}), which broker carries
+ * the messages ({@link TransportSettings}), how failures are retried ({@link RetrySettings}), what happens to dead
+ * letters ({@link DeadLetterSettings}) and the HTTP API ({@link HttpSettings}); each group has {@code with...} copies.
+ * {@link #resolve} is the one place that reads flags, environment and file ({@link Sources}); adapters read nothing
+ * themselves. Absent PostgreSQL URL or SQS endpoint means: start the embedded real engine and say so at start-up.
  */
-public record AppSettings(
-        StoreKind store,
-        TransportKind transport,
-        Optional<String> pgUrl,
-        String pgUser,
-        String pgPassword,
-        String pgSchema,
-        URI redisUrl,
-        String redisPrefix,
-        URI rabbitUri,
-        Optional<String> sqsEndpoint,
-        String sqsRegion,
-        int httpPort,
-        Map<String, String> apiKeys,
-        int maxAttempts,
-        Duration backoffBase,
-        Duration backoffCap,
-        int dlqAlertThreshold,
-        Duration inboxRetention,
-        Duration dlqRetention,
-        int concurrency) {
+public record AppSettings(StoreSettings store, TransportSettings transport, RetrySettings retry,
+        DeadLetterSettings deadLetters, HttpSettings http) {
 
     /** The {@code sqs.endpoint} value that means AWS's own regional endpoint with the default credentials chain. */
     public static final String AWS = "aws";
-
-    /** The same settings on another transport. */
-    public AppSettings withTransport(TransportKind other) {
-        return new AppSettings(store, other, pgUrl, pgUser, pgPassword, pgSchema, redisUrl, redisPrefix, rabbitUri,
-                sqsEndpoint, sqsRegion, httpPort, apiKeys, maxAttempts, backoffBase, backoffCap, dlqAlertThreshold,
-                inboxRetention, dlqRetention, concurrency);
-    }
 
     /** Where the dedup keys live. */
     public enum StoreKind { POSTGRES, REDIS }
 
     /** Which broker carries the messages. */
     public enum TransportKind { RABBIT, SQS }
+
+    /** The store: which one, each technology's connection, and how long processed keys are kept. */
+    public record StoreSettings(StoreKind kind, PostgresChoice postgres, RedisChoice redis, Duration inboxRetention) {
+        public StoreSettings withKind(StoreKind other) {
+            return new StoreSettings(other, postgres, redis, inboxRetention);
+        }
+
+        public StoreSettings withPostgres(PostgresChoice other) {
+            return new StoreSettings(kind, other, redis, inboxRetention);
+        }
+
+        public StoreSettings withInboxRetention(Duration other) {
+            return new StoreSettings(kind, postgres, redis, other);
+        }
+    }
+
+    /** PostgreSQL: no URL means the embedded server. */
+    public record PostgresChoice(Optional<String> url, String user, String password, String schema) {
+        public PostgresChoice withUrl(String other) {
+            return new PostgresChoice(Optional.of(other), user, password, schema);
+        }
+
+        public PostgresChoice withSchema(String other) {
+            return new PostgresChoice(url, user, password, other);
+        }
+
+        @Override
+        public String toString() {
+            return "PostgresChoice[url=" + url.orElse("(embedded)") + ", user=" + user + ", password="
+                    + (password.isEmpty() ? "(none)" : "***") + ", schema=" + schema + "]";
+        }
+    }
+
+    /**
+     * Redis: the URL and key prefix, plus the Redis adapter's own options as resolved here ({@code redis.password},
+     * {@code redis.topology}, {@code redis.database}, {@code redis.lease.ms}, {@code redis.claim.wait.ms}, under their
+     * {@code IDEMKIT_REDIS_*} names for {@code RedisSettings.fromEnvironment}).
+     */
+    public record RedisChoice(URI url, String prefix, Map<String, String> adapterOptions) {
+        public RedisChoice {
+            adapterOptions = Map.copyOf(adapterOptions);
+        }
+
+        @Override
+        public String toString() {
+            return "RedisChoice[url=" + redact(url) + ", prefix=" + prefix + ", options=" + adapterOptions.keySet() + "]";
+        }
+    }
+
+    /** The broker: which one, each technology's address, and how many deliveries a consumer processes at once. */
+    public record TransportSettings(TransportKind kind, URI rabbitUri, Optional<String> sqsEndpoint, String sqsRegion,
+            int concurrency) {
+        public TransportSettings withKind(TransportKind other) {
+            return new TransportSettings(other, rabbitUri, sqsEndpoint, sqsRegion, concurrency);
+        }
+
+        @Override
+        public String toString() {
+            return "TransportSettings[kind=" + kind + ", rabbitUri=" + redact(rabbitUri) + ", sqsEndpoint="
+                    + sqsEndpoint.orElse("(embedded)") + ", sqsRegion=" + sqsRegion + ", concurrency=" + concurrency + "]";
+        }
+    }
+
+    /** Deliveries before dead-lettering, and the exponential backoff between them. */
+    public record RetrySettings(int maxAttempts, Duration backoffBase, Duration backoffCap) {}
+
+    /** How old a dead letter may be for a redrive on one approval, and the DLQ depth above which an alert fires. */
+    public record DeadLetterSettings(Duration retention, int alertThreshold) {}
+
+    /** The HTTP API's port (0: a free one) and its clients' API keys (client to key). */
+    public record HttpSettings(int port, Map<String, String> apiKeys) {
+        @Override
+        public String toString() {
+            return "HttpSettings[port=" + port + ", clients=" + apiKeys.keySet() + "]";
+        }
+    }
+
+    /** The same settings on another store. */
+    public AppSettings withStore(StoreSettings other) {
+        return new AppSettings(other, transport, retry, deadLetters, http);
+    }
+
+    /** The same settings on another transport. */
+    public AppSettings withTransport(TransportSettings other) {
+        return new AppSettings(store, other, retry, deadLetters, http);
+    }
+
+    public AppSettings withHttp(HttpSettings other) {
+        return new AppSettings(store, transport, retry, deadLetters, other);
+    }
+
+    /** The Redis adapter's options that the app resolves (flag, environment or file) and passes on. */
+    private static final List<String> REDIS_OPTIONS = List.of("redis.password", "redis.topology", "redis.database",
+            "redis.lease.ms", "redis.claim.wait.ms");
 
     private static String redisPrefix(Sources s) {
         String prefix = s.get("redis.prefix").orElse("idemkit");
@@ -58,9 +130,17 @@ public record AppSettings(
         return prefix;
     }
 
+    private static Map<String, String> redisOptions(Sources s) {
+        Map<String, String> options = new LinkedHashMap<>();
+        for (String name : REDIS_OPTIONS) {
+            s.get(name).ifPresent(v -> options.put(Sources.envName(name), v));
+        }
+        return options;
+    }
+
     public static AppSettings resolve(Sources s) {
-        StoreKind store = parseEnum(s, "store", StoreKind.class, StoreKind.POSTGRES);
-        TransportKind transport = parseEnum(s, "transport", TransportKind.class, TransportKind.SQS);
+        StoreKind storeKind = parseEnum(s, "store", StoreKind.class, StoreKind.POSTGRES);
+        TransportKind transportKind = parseEnum(s, "transport", TransportKind.class, TransportKind.SQS);
         Optional<String> pgUrl = s.get("pg.url");
         pgUrl.ifPresent(u -> {
             if (!u.startsWith("jdbc:postgresql://")) {
@@ -71,44 +151,36 @@ public record AppSettings(
         if (!schema.matches("[a-z_][a-z0-9_]{0,62}")) {
             throw new ConfigException("pg.schema", "expected a lowercase SQL identifier, got '" + schema + "'");
         }
-        AppSettings settings = new AppSettings(store, transport, pgUrl, s.get("pg.user").orElse("postgres"),
-                s.get("pg.password").orElse(""), schema,
-                uri(s, "redis.url", "redis://127.0.0.1:6379", "redis", "rediss"),
-                redisPrefix(s),
+        StoreSettings store = new StoreSettings(storeKind,
+                new PostgresChoice(pgUrl, s.get("pg.user").orElse("postgres"), s.get("pg.password").orElse(""), schema),
+                new RedisChoice(uri(s, "redis.url", "redis://127.0.0.1:6379", "redis", "rediss"), redisPrefix(s),
+                        redisOptions(s)),
+                duration(s, "inbox.retention", Duration.ofDays(7)));
+        TransportSettings transport = new TransportSettings(transportKind,
                 uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"),
                 s.get("sqs.endpoint").map(v -> v.equalsIgnoreCase(AWS) ? AWS
                         : uri(s, "sqs.endpoint", v, "http", "https").toString()),
                 s.get("sqs.region").orElse("us-east-1"),
-                integer(s, "http.port", 8080, 0, 65535),
-                apiKeys(s),
-                integer(s, "max.attempts", 3, 1, 100),
-                duration(s, "backoff.base", Duration.ofSeconds(1)),
-                duration(s, "backoff.cap", Duration.ofSeconds(60)),
-                integer(s, "dlq.alert.threshold", 10, 0, Integer.MAX_VALUE),
-                duration(s, "inbox.retention", Duration.ofDays(7)),
-                duration(s, "dlq.retention", Duration.ofDays(4)),
                 integer(s, "concurrency", 4, 1, 256));
-        if (settings.dlqRetention().compareTo(Duration.ofMinutes(1)) < 0 || settings.transport() == TransportKind.SQS
-                && settings.dlqRetention().compareTo(dev.idemkit.adapters.sqs.SqsSettings.MAX_RETENTION) > 0) {
+        RetrySettings retry = new RetrySettings(integer(s, "max.attempts", 3, 1, 100),
+                duration(s, "backoff.base", Duration.ofSeconds(1)), duration(s, "backoff.cap", Duration.ofSeconds(60)));
+        DeadLetterSettings deadLetters = new DeadLetterSettings(duration(s, "dlq.retention", Duration.ofDays(4)),
+                integer(s, "dlq.alert.threshold", 10, 0, Integer.MAX_VALUE));
+        HttpSettings http = new HttpSettings(integer(s, "http.port", 8080, 0, 65535), apiKeys(s));
+        boolean sqs = transportKind == TransportKind.SQS;
+        if (deadLetters.retention().compareTo(Duration.ofMinutes(1)) < 0
+                || sqs && deadLetters.retention().compareTo(dev.idemkit.adapters.sqs.SqsSettings.MAX_RETENTION) > 0) {
             throw new ConfigException("dlq.retention", "how old a dead letter may be for a redrive on one approval must"
-                    + " be at least 1m" + (settings.transport() == TransportKind.SQS ? " and at most 14d (what SQS keeps)"
-                    : "") + ", got " + settings.dlqRetention());
+                    + " be at least 1m" + (sqs ? " and at most 14d (what SQS keeps)" : "") + ", got "
+                    + deadLetters.retention());
         }
-        if (settings.backoffCap().compareTo(settings.backoffBase()) < 0) {
-            throw new ConfigException("backoff.cap", "cap " + settings.backoffCap() + " is below backoff.base "
-                    + settings.backoffBase());
+        if (retry.backoffCap().compareTo(retry.backoffBase()) < 0) {
+            throw new ConfigException("backoff.cap", "cap " + retry.backoffCap() + " is below backoff.base "
+                    + retry.backoffBase());
         }
-        return settings;
+        return new AppSettings(store, transport, retry, deadLetters, http);
     }
 
-    /** Where the password appears, only its presence is shown. */
-    @Override
-    public String toString() {
-        return "AppSettings[store=" + store + ", transport=" + transport + ", pgUrl=" + pgUrl.orElse("(embedded)")
-                + ", redisUrl=" + redact(redisUrl) + ", redisPrefix=" + redisPrefix + ", rabbitUri=" + redact(rabbitUri) + ", sqsEndpoint="
-                + sqsEndpoint.orElse("(embedded)") + ", httpPort=" + httpPort + ", clients="
-                + apiKeys.keySet() + "]";
-    }
 
     public static String redact(URI uri) {
         return uri.getUserInfo() == null ? uri.toString() : uri.toString().replace(uri.getRawUserInfo(), "***");

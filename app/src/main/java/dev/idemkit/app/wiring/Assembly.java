@@ -87,17 +87,17 @@ public final class Assembly implements AutoCloseable {
      * dead-letter service refuses older ones without a second approval).
      */
     static void checkDedupWindow(AppSettings s) {
-        Duration horizon = retryPolicy(s).longestRetryHorizon().plus(s.dlqRetention());
-        if (s.inboxRetention().compareTo(horizon) < 0) {
-            throw new ConfigException("inbox.retention", "the dedup window " + s.inboxRetention()
+        Duration horizon = retryPolicy(s).longestRetryHorizon().plus(s.deadLetters().retention());
+        if (s.store().inboxRetention().compareTo(horizon) < 0) {
+            throw new ConfigException("inbox.retention", "the dedup window " + s.store().inboxRetention()
                     + " is shorter than the longest redelivery horizon " + horizon + " (retries "
-                    + retryPolicy(s).longestRetryHorizon() + " + dlq.retention " + s.dlqRetention()
+                    + retryPolicy(s).longestRetryHorizon() + " + dlq.retention " + s.deadLetters().retention()
                     + "); a message could come back after its key was purged");
         }
     }
 
     public static RetryPolicy retryPolicy(AppSettings s) {
-        return new RetryPolicy(s.maxAttempts(), Backoff.exponential(s.backoffBase(), s.backoffCap(), Jitter.FULL),
+        return new RetryPolicy(s.retry().maxAttempts(), Backoff.exponential(s.retry().backoffBase(), s.retry().backoffCap(), Jitter.FULL),
                 FailureClassifier.defaults());
     }
 
@@ -182,8 +182,8 @@ public final class Assembly implements AutoCloseable {
 
     /** Dead-letter operations for a queue whose consumer is {@code kind}, alerting through {@code alerts}. */
     public DeadLetters deadLetters(String consumerName, Alerts alerts) {
-        return new DeadLetterService(deadLetterQueue(), alerts, new AlertPolicy(settings.dlqAlertThreshold()), clock,
-                ProcessedKeys.of(store.inbox(), ConsumerName.of(consumerName)), new RedriveWindow(settings.dlqRetention()));
+        return new DeadLetterService(deadLetterQueue(), alerts, new AlertPolicy(settings.deadLetters().alertThreshold()), clock,
+                ProcessedKeys.of(store.inbox(), ConsumerName.of(consumerName)), new RedriveWindow(settings.deadLetters().retention()));
     }
 
     /**
@@ -196,7 +196,7 @@ public final class Assembly implements AutoCloseable {
     public String deadLetterRetention(String queue) {
         String kept = deadLetterQueue().retention(queue).map(d -> "for " + d).orElse("until removed");
         return "dead letters of " + queue + " are kept by the broker " + kept + "; a redrive on one approval takes"
-                + " those up to " + settings.dlqRetention() + " old (the dedup window is " + settings.inboxRetention()
+                + " those up to " + settings.deadLetters().retention() + " old (the dedup window is " + settings.store().inboxRetention()
                 + "), older ones need a second approval";
     }
 

@@ -46,7 +46,7 @@ public final class AssemblyWorkbench implements Workbench {
         if (configured.kind() == AppSettings.TransportKind.SQS) {
             return new BindingBroker(configured, assembly.engines(), false);
         }
-        AppSettings asSqs = assembly.settings().withTransport(AppSettings.TransportKind.SQS);
+        AppSettings asSqs = assembly.settings().withTransport(assembly.settings().transport().withKind(AppSettings.TransportKind.SQS));
         return new BindingBroker(TransportBinding.start(asSqs, assembly.engines()), assembly.engines(), true);
     }
 

@@ -37,10 +37,10 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     private final String description;
 
     static PostgresBinding start(AppSettings s, EmbeddedEngines engines) {
-        String url = s.pgUrl().orElseGet(engines::postgresJdbcUrl);
-        String origin = s.pgUrl().isPresent() ? "at" : "(embedded, started in this process) at";
-        return new PostgresBinding(new PostgresSettings(url, s.pgUser(), s.pgPassword(), s.pgSchema(), 32),
-                s.inboxRetention(), origin);
+        String url = s.store().postgres().url().orElseGet(engines::postgresJdbcUrl);
+        String origin = s.store().postgres().url().isPresent() ? "at" : "(embedded, started in this process) at";
+        return new PostgresBinding(new PostgresSettings(url, s.store().postgres().user(), s.store().postgres().password(), s.store().postgres().schema(), 32),
+                s.store().inboxRetention(), origin);
     }
 
     private PostgresBinding(PostgresSettings settings, Duration inboxRetention, String origin) {

@@ -27,9 +27,9 @@ final class RabbitBinding implements TransportBinding {
     }
 
     static RabbitBinding start(AppSettings s) {
-        RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.rabbitUri())
-                .withConsumers(s.concurrency()).withMaxAttemptsHint(s.maxAttempts()));
-        return new RabbitBinding(rabbit, "RabbitMQ at " + AppSettings.redact(s.rabbitUri()));
+        RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.transport().rabbitUri())
+                .withConsumers(s.transport().concurrency()).withMaxAttemptsHint(s.retry().maxAttempts()));
+        return new RabbitBinding(rabbit, "RabbitMQ at " + AppSettings.redact(s.transport().rabbitUri()));
     }
 
     @Override

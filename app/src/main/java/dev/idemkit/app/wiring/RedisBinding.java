@@ -28,14 +28,15 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     private final String description;
 
     static RedisBinding start(AppSettings s) {
-        return new RedisBinding(s.redisUrl(), s.redisPrefix(), s.inboxRetention());
+        return new RedisBinding(s.store().redis(), s.store().inboxRetention());
     }
 
-    private RedisBinding(URI url, String keyPrefix, Duration inboxRetention) {
-        // the process environment for what the app has no setting of its own (IDEMKIT_REDIS_PASSWORD, _TOPOLOGY,
-        // _DATABASE, _LEASE_MS, _CLAIM_WAIT_MS); the app's resolved URL, prefix and retention win
-        Map<String, String> env = new HashMap<>(System.getenv());
-        env.put("IDEMKIT_REDIS_URL", url.toString());
+    private RedisBinding(AppSettings.RedisChoice choice, Duration inboxRetention) {
+        // the adapter's own options (password, topology, database, lease, claim wait) as the app resolved them from
+        // flags, environment or file; never the process environment behind the app's back
+        Map<String, String> env = new HashMap<>(choice.adapterOptions());
+        env.put("IDEMKIT_REDIS_URL", choice.url().toString());
+        String keyPrefix = choice.prefix();
         RedisSettings settings = RedisSettings.fromEnvironment(env).withKeyPrefix(keyPrefix).withRetentionTtl(inboxRetention);
         this.redis = RedisStores.connect(settings);
         if (!redis.ping()) {

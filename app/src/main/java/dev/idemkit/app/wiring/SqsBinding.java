@@ -28,7 +28,7 @@ final class SqsBinding implements TransportBinding {
     }
 
     static SqsBinding start(AppSettings s, EmbeddedEngines engines) {
-        boolean embedded = s.sqsEndpoint().isEmpty();
+        boolean embedded = s.transport().sqsEndpoint().isEmpty();
         SqsSettings sqs = settings(s, engines);
         String where = embedded ? "embedded ElasticMQ (a real SQS-compatible server started in this process) at "
                 + sqs.endpoint().orElseThrow() : sqs.endpoint().map(URI::toString).orElse("AWS SQS in " + sqs.region());
@@ -37,14 +37,14 @@ final class SqsBinding implements TransportBinding {
 
     static SqsSettings settings(AppSettings s, EmbeddedEngines engines) {
         SqsSettings base;
-        if (s.sqsEndpoint().isEmpty()) {
+        if (s.transport().sqsEndpoint().isEmpty()) {
             base = SqsSettings.local(engines.sqsEndpoint());
-        } else if (s.sqsEndpoint().get().equals(AppSettings.AWS)) {
-            base = SqsSettings.defaults(s.sqsRegion());
+        } else if (s.transport().sqsEndpoint().get().equals(AppSettings.AWS)) {
+            base = SqsSettings.defaults(s.transport().sqsRegion());
         } else {
-            base = SqsSettings.local(URI.create(s.sqsEndpoint().get()));
+            base = SqsSettings.local(URI.create(s.transport().sqsEndpoint().get()));
         }
-        return base.withWaitTimeSeconds(2).withMaxConcurrentHandlers(s.concurrency())
+        return base.withWaitTimeSeconds(2).withMaxConcurrentHandlers(s.transport().concurrency())
                 .withVisibility(Duration.ofSeconds(30), Duration.ofSeconds(10));
     }
 

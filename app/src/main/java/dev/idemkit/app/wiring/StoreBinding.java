@@ -17,7 +17,7 @@ public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
 
     /** The binding the settings name: {@link PostgresBinding} (embedded when no URL is set) or {@link RedisBinding}. */
     static StoreBinding<?> start(AppSettings settings, EmbeddedEngines engines) {
-        return settings.store() == AppSettings.StoreKind.REDIS ? RedisBinding.start(settings)
+        return settings.store().kind() == AppSettings.StoreKind.REDIS ? RedisBinding.start(settings)
                 : PostgresBinding.start(settings, engines);
     }
 

@@ -14,7 +14,7 @@ public interface TransportBinding extends AutoCloseable {
 
     /** The binding the settings name: {@link RabbitBinding} or {@link SqsBinding}. */
     static TransportBinding start(AppSettings settings, EmbeddedEngines engines) {
-        return settings.transport() == AppSettings.TransportKind.RABBIT ? RabbitBinding.start(settings)
+        return settings.transport().kind() == AppSettings.TransportKind.RABBIT ? RabbitBinding.start(settings)
                 : SqsBinding.start(settings, engines);
     }
 

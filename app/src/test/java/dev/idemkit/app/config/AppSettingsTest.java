@@ -22,19 +22,19 @@ class AppSettingsTest {
     void withNothingConfiguredTheDefaultsApply() {
         AppSettings s = AppSettings.resolve(new Sources(Map.of(), Map.of(), new Properties()));
 
-        assertThat(s.store()).isEqualTo(AppSettings.StoreKind.POSTGRES);
-        assertThat(s.transport()).isEqualTo(AppSettings.TransportKind.SQS);
-        assertThat(s.pgUrl()).as("absent means the embedded PostgreSQL").isEmpty();
-        assertThat(s.sqsEndpoint()).as("absent means the embedded ElasticMQ").isEmpty();
-        assertThat(s.pgSchema()).isEqualTo("public");
-        assertThat(s.rabbitUri().toString()).isEqualTo("amqp://guest:guest@127.0.0.1:5672/%2F");
-        assertThat(s.redisUrl().toString()).isEqualTo("redis://127.0.0.1:6379");
-        assertThat(s.redisPrefix()).isEqualTo("idemkit");
-        assertThat(s.httpPort()).isEqualTo(8080);
-        assertThat(s.maxAttempts()).isEqualTo(3);
-        assertThat(s.inboxRetention()).isEqualTo(Duration.ofDays(7));
-        assertThat(s.dlqRetention()).isEqualTo(Duration.ofDays(4));
-        assertThat(s.apiKeys()).isEmpty();
+        assertThat(s.store().kind()).isEqualTo(AppSettings.StoreKind.POSTGRES);
+        assertThat(s.transport().kind()).isEqualTo(AppSettings.TransportKind.SQS);
+        assertThat(s.store().postgres().url()).as("absent means the embedded PostgreSQL").isEmpty();
+        assertThat(s.transport().sqsEndpoint()).as("absent means the embedded ElasticMQ").isEmpty();
+        assertThat(s.store().postgres().schema()).isEqualTo("public");
+        assertThat(s.transport().rabbitUri().toString()).isEqualTo("amqp://guest:guest@127.0.0.1:5672/%2F");
+        assertThat(s.store().redis().url().toString()).isEqualTo("redis://127.0.0.1:6379");
+        assertThat(s.store().redis().prefix()).isEqualTo("idemkit");
+        assertThat(s.http().port()).isEqualTo(8080);
+        assertThat(s.retry().maxAttempts()).isEqualTo(3);
+        assertThat(s.store().inboxRetention()).isEqualTo(Duration.ofDays(7));
+        assertThat(s.deadLetters().retention()).isEqualTo(Duration.ofDays(4));
+        assertThat(s.http().apiKeys()).isEmpty();
     }
 
     @Test
@@ -54,12 +54,12 @@ class AppSettingsTest {
 
         AppSettings s = AppSettings.resolve(Sources.of(flags, env));
 
-        assertThat(s.httpPort()).as("flag over env and file").isEqualTo(7003);
-        assertThat(s.pgSchema()).as("env over file").isEqualTo("from_env");
-        assertThat(s.maxAttempts()).as("file over default").isEqualTo(7);
-        assertThat(s.store()).isEqualTo(AppSettings.StoreKind.REDIS);
-        assertThat(s.transport()).isEqualTo(AppSettings.TransportKind.RABBIT);
-        assertThat(s.concurrency()).as("default").isEqualTo(4);
+        assertThat(s.http().port()).as("flag over env and file").isEqualTo(7003);
+        assertThat(s.store().postgres().schema()).as("env over file").isEqualTo("from_env");
+        assertThat(s.retry().maxAttempts()).as("file over default").isEqualTo(7);
+        assertThat(s.store().kind()).isEqualTo(AppSettings.StoreKind.REDIS);
+        assertThat(s.transport().kind()).isEqualTo(AppSettings.TransportKind.RABBIT);
+        assertThat(s.transport().concurrency()).as("default").isEqualTo(4);
     }
 
     @Test
@@ -72,7 +72,7 @@ class AppSettingsTest {
         AppSettings s = AppSettings.resolve(Sources.of(Map.of("config", fromFlag.toString()),
                 Map.of("IDEMKIT_CONFIG", fromEnv.toString())));
 
-        assertThat(s.pgSchema()).isEqualTo("flag_file");
+        assertThat(s.store().postgres().schema()).isEqualTo("flag_file");
     }
 
     @Test
@@ -81,7 +81,7 @@ class AppSettingsTest {
 
         assertThat(s.get("store")).isEmpty();
         assertThat(s.get("transport")).hasValue("rabbit");
-        assertThat(AppSettings.resolve(s).store()).isEqualTo(AppSettings.StoreKind.POSTGRES);
+        assertThat(AppSettings.resolve(s).store().kind()).isEqualTo(AppSettings.StoreKind.POSTGRES);
     }
 
     @Test
@@ -94,22 +94,47 @@ class AppSettingsTest {
     void enumValuesIgnoreCase() {
         AppSettings s = resolve("store", "Redis", "transport", "RABBIT");
 
-        assertThat(s.store()).isEqualTo(AppSettings.StoreKind.REDIS);
-        assertThat(s.transport()).isEqualTo(AppSettings.TransportKind.RABBIT);
+        assertThat(s.store().kind()).isEqualTo(AppSettings.StoreKind.REDIS);
+        assertThat(s.transport().kind()).isEqualTo(AppSettings.TransportKind.RABBIT);
     }
 
     @Test
     void apiKeysAreClientEqualsKeyPairs() {
         AppSettings s = resolve("api.keys", "client-a=key-aaaaaaaa, client-b = key-bbbbbbbb");
 
-        assertThat(s.apiKeys()).containsExactlyInAnyOrderEntriesOf(Map.of("client-a", "key-aaaaaaaa",
+        assertThat(s.http().apiKeys()).containsExactlyInAnyOrderEntriesOf(Map.of("client-a", "key-aaaaaaaa",
                 "client-b", "key-bbbbbbbb"));
     }
 
     @Test
     void awsAsTheSqsEndpointMeansTheRealService() {
-        assertThat(resolve("sqs.endpoint", "AWS").sqsEndpoint()).hasValue(AppSettings.AWS);
-        assertThat(resolve("sqs.endpoint", "http://127.0.0.1:9324").sqsEndpoint()).hasValue("http://127.0.0.1:9324");
+        assertThat(resolve("sqs.endpoint", "AWS").transport().sqsEndpoint()).hasValue(AppSettings.AWS);
+        assertThat(resolve("sqs.endpoint", "http://127.0.0.1:9324").transport().sqsEndpoint()).hasValue("http://127.0.0.1:9324");
+    }
+
+    @Test
+    void theRedisAdaptersOwnOptionsAreResolvedHereFromTheEnvironmentTheAppWasGivenAndShownWithoutValues() {
+        Map<String, String> env = Map.of("IDEMKIT_REDIS_PASSWORD", "redis-secret", "IDEMKIT_REDIS_DATABASE", "3",
+                "IDEMKIT_UNRELATED", "x");
+        AppSettings s = AppSettings.resolve(Sources.of(Map.of(), env));
+
+        assertThat(s.store().redis().adapterOptions()).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "IDEMKIT_REDIS_PASSWORD", "redis-secret", "IDEMKIT_REDIS_DATABASE", "3"));
+        assertThat(s.toString()).doesNotContain("redis-secret");
+        assertThat(AppSettings.resolve(Sources.of(Map.of(), Map.of())).store().redis().adapterOptions())
+                .as("nothing from the process environment unless the app was given it").isEmpty();
+    }
+
+    @Test
+    void eachConcernCopiesOnItsOwn() {
+        AppSettings s = resolve("transport", "rabbit", "pg.schema", "orders");
+        AppSettings onSqs = s.withTransport(s.transport().withKind(AppSettings.TransportKind.SQS));
+
+        assertThat(onSqs.transport().kind()).isEqualTo(AppSettings.TransportKind.SQS);
+        assertThat(onSqs.transport().rabbitUri()).isEqualTo(s.transport().rabbitUri());
+        assertThat(onSqs.store()).isEqualTo(s.store());
+        assertThat(onSqs.store().postgres().schema()).isEqualTo("orders");
+        assertThat(onSqs.retry()).isEqualTo(s.retry());
     }
 
     @Test

@@ -74,7 +74,7 @@ class PaymentsApiIT {
     /** As {@code serve} builds it, on a free port. */
     private static ApiServer startApi(Assembly a) throws java.io.IOException {
         return ApiServer.start(new InetSocketAddress("127.0.0.1", 0), new PaymentsApi(a.paymentCharger(),
-                a.store().ledger(), ApiKeys.of(a.settings().apiKeys()), a.metrics(),
+                a.store().ledger(), ApiKeys.of(a.settings().http().apiKeys()), a.metrics(),
                 () -> Map.of("store", a.store().health())));
     }
 
