@@ -154,6 +154,7 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
 
     private SendMessageRequest redriveCopy(String queue, Message m, Approval approval) {
         Map<String, String> headers = new HashMap<>(SqsWire.headers(m.messageAttributes()));
+        DeadLetterHeaders.DEAD_LETTER.forEach(headers::remove); // a redriven copy carries none (packed ones included)
         boolean ours = !m.attributes().containsKey(MessageSystemAttributeName.DEAD_LETTER_QUEUE_SOURCE_ARN);
         headers.putAll(DeadLetterHeaders.redrive(approval,
                 ours ? SqsDeadLetters.reason(m.messageAttributes()) : java.util.Optional.empty()));

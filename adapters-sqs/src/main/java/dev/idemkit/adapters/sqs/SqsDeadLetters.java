@@ -42,11 +42,14 @@ final class SqsDeadLetters {
                 deadLetteredAt(m, ours)));
     }
 
-    /** idemkit's dead-letter reason, under today's attribute name or the one before it. */
+    /**
+     * idemkit's dead-letter reason, under the attribute name before 2026-12-02 or today's. The old name first: it was
+     * always reserved, so only idemkit wrote it, while today's name was then an ordinary header a producer could set.
+     */
     static java.util.Optional<String> reason(Map<String, MessageAttributeValue> a) {
-        String r = SqsWire.string(a, SqsWire.REASON);
+        String r = SqsWire.string(a, SqsWire.LEGACY_REASON);
         if (r == null) {
-            r = SqsWire.string(a, SqsWire.LEGACY_REASON);
+            r = SqsWire.string(a, SqsWire.REASON);
         }
         return java.util.Optional.ofNullable(r).filter(s -> !s.isBlank());
     }

@@ -55,6 +55,17 @@ class SqsWireTest {
     }
 
     @Test
+    void anOldDeadLetterWhoseProducerSetTodaysReasonNameAsAHeaderShowsIdemkitsReason() {
+        Map<String, software.amazon.awssdk.services.sqs.model.MessageAttributeValue> attributes = new LinkedHashMap<>(
+                SqsWire.encode("m-1", Map.of(), false, Map.of(SqsWire.LEGACY_REASON, "gave up after 3 attempts")));
+        attributes.put(SqsWire.REASON, SqsWire.text("all good, redrive me")); // a plain header before 2026-12-02
+        var message = software.amazon.awssdk.services.sqs.model.Message.builder().messageId("sqs-2").body("{}")
+                .messageAttributes(attributes).build();
+
+        assertThat(SqsDeadLetters.entry("orders", message).deadLetter().reason()).isEqualTo("gave up after 3 attempts");
+    }
+
+    @Test
     void aMessageWithoutAnIdHasNoIdAttribute() {
         assertThat(SqsWire.encode(null, Map.of(), false, Map.of())).doesNotContainKey(SqsWire.MESSAGE_ID);
     }

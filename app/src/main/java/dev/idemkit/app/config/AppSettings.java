@@ -130,11 +130,20 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         return prefix;
     }
 
+    /** The Redis adapter's options, checked here so that a bad one is a configuration error naming it. */
     private static Map<String, String> redisOptions(Sources s) {
         Map<String, String> options = new LinkedHashMap<>();
         for (String name : REDIS_OPTIONS) {
             s.get(name).ifPresent(v -> options.put(Sources.envName(name), v));
         }
+        s.get("redis.topology").ifPresent(t -> {
+            if (!t.equalsIgnoreCase("single") && !t.equalsIgnoreCase("cluster")) {
+                throw new ConfigException("redis.topology", "expected single or cluster, got '" + t + "'");
+            }
+        });
+        integer(s, "redis.database", 0, 0, 15);
+        integer(s, "redis.lease.ms", 1, 1, Integer.MAX_VALUE);
+        integer(s, "redis.claim.wait.ms", 1, 1, Integer.MAX_VALUE);
         return options;
     }
 

@@ -56,9 +56,9 @@ public final class PaymentsApi implements HttpHandler {
     @Override
     public void handle(HttpExchange ex) throws IOException {
         String path = ex.getRequestURI().getPath();
-        if (path.equals("/health")) {
+        if (path.equals("/health") || path.startsWith("/health/")) {
             health(ex);
-        } else if (path.equals("/metrics")) {
+        } else if (path.equals("/metrics") || path.startsWith("/metrics/")) {
             metrics(ex);
         } else if (path.equals("/payments") || path.startsWith("/payments/")) {
             payments(ex);

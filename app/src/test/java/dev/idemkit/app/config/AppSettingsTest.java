@@ -126,6 +126,16 @@ class AppSettingsTest {
     }
 
     @Test
+    void aBadRedisAdapterOptionIsAConfigurationErrorNamingIt() {
+        assertThatThrownBy(() -> resolve("redis.database", "abc")).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("'redis.database'");
+        assertThatThrownBy(() -> resolve("redis.topology", "clustr")).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("'redis.topology'");
+        assertThatThrownBy(() -> resolve("redis.lease.ms", "0")).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("'redis.lease.ms'");
+    }
+
+    @Test
     void eachConcernCopiesOnItsOwn() {
         AppSettings s = resolve("transport", "rabbit", "pg.schema", "orders");
         AppSettings onSqs = s.withTransport(s.transport().withKind(AppSettings.TransportKind.SQS));
