@@ -5,6 +5,7 @@ import dev.idemkit.domain.Outcome;
 import dev.idemkit.domain.inbox.Inbox;
 import dev.idemkit.domain.inbox.InboxDelivery;
 import dev.idemkit.domain.inbox.InboxKey;
+import dev.idemkit.ports.out.BatchEffect;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
@@ -101,7 +102,8 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
      *
      * @return one outcome per delivery, in input order
      */
-    public List<Outcome> runBatch(List<InboxDelivery> deliveries, BatchEffect effect) {
+    @Override
+    public List<Outcome> runBatch(List<InboxDelivery> deliveries, BatchEffect<? super JpaUnitOfWork> effect) {
         Objects.requireNonNull(effect, "effect");
         InboxBatch batch = new InboxBatch(deliveries);
         if (deliveries.isEmpty()) {
@@ -122,6 +124,12 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         });
         LOG.debug("inbox batch of {}: {} new", deliveries.size(), outcomes.stream().filter(Outcome::effectRan).count());
         return outcomes;
+    }
+
+    /** One transaction per batch: the keys, the effects and the commit, or nothing. */
+    @Override
+    public boolean batchesAtomically() {
+        return true;
     }
 
     @Override
@@ -186,9 +194,4 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         }
     }
 
-    /** The effect of a batch: receives the unit of work and the deliveries that were new. */
-    @FunctionalInterface
-    public interface BatchEffect {
-        void run(JpaUnitOfWork work, List<InboxDelivery> fresh) throws Exception;
-    }
 }

@@ -1,7 +1,11 @@
 package dev.idemkit.ports.out;
 
 import dev.idemkit.domain.Fingerprint;
+import dev.idemkit.domain.Outcome;
+import dev.idemkit.domain.inbox.InboxDelivery;
 import dev.idemkit.domain.inbox.InboxKey;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -27,6 +31,36 @@ public interface InboxStore<U extends UnitOfWork> {
      * @throws StoreUnavailableException when the store failed; nothing was committed
      */
     <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint, Effect<? super U, R> effect);
+
+    /**
+     * Many deliveries at once: records the keys that are new and runs {@code effect} with them (the first occurrence
+     * of each key), then commits. One outcome per delivery, in input order, as {@link #runOnce} in that order would
+     * decide them: processed for the first occurrence of a new key, duplicate for a key recorded (before, or earlier
+     * in the batch) with the same fingerprint, rejected for another fingerprint.
+     *
+     * <p>A store that {@link #batchesAtomically()} does it in ONE unit of work: the effect throwing keeps nothing,
+     * no key included. This default runs the deliveries one by one through {@link #runOnce}, each in its own unit of
+     * work: when one throws, those before it stay committed and the exception propagates (a caller that then settles
+     * each delivery on its own finds those as duplicates).
+     *
+     * @throws RuntimeException the effect's own exception (checked ones wrapped in {@link EffectFailedException})
+     * @throws StoreUnavailableException when the store failed
+     */
+    default List<Outcome> runBatch(List<InboxDelivery> deliveries, BatchEffect<? super U> effect) {
+        List<Outcome> outcomes = new ArrayList<>(deliveries.size());
+        for (InboxDelivery d : deliveries) {
+            outcomes.add(runOnce(d.key(), d.fingerprint(), work -> {
+                effect.run(work, List.of(d));
+                return null;
+            }).outcome());
+        }
+        return outcomes;
+    }
+
+    /** Whether {@link #runBatch} keeps a whole batch or nothing (one unit of work), or goes delivery by delivery. */
+    default boolean batchesAtomically() {
+        return false;
+    }
 
     /** The fingerprint recorded for {@code key}, empty when the key has not been processed (or was purged). */
     Optional<Fingerprint> recorded(InboxKey key);

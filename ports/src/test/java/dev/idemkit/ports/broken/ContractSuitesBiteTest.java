@@ -27,7 +27,14 @@ class ContractSuitesBiteTest {
         assertThat(failedTests(BrokenRecordOutsideUnitOfWorkInboxSuite.class)).containsExactlyInAnyOrder(
                 "failingEffectRollsBackItsKeySoThatARetryRunsIt",
                 "effectExceptionsReachTheCallerUnchangedOrWrappedWhenChecked",
-                "randomSchedulesWithDuplicatesAndFailuresMatchTheModel");
+                "randomSchedulesWithDuplicatesAndFailuresMatchTheModel",
+                "aFailingBatchKeepsNothingWhereBatchesAreAtomicAndNeverRunsAnEffectTwice");
+    }
+
+    @Test
+    void inboxSuiteCatchesABatchThatRunsEffectsForDuplicates() {
+        assertThat(failedTests(BrokenBatchRunsEveryDeliveryInboxSuite.class))
+                .containsExactly("batchesOfRandomSchedulesDecideLikeTheModelAndRunEachNewKeyOnce");
     }
 
     @Test

@@ -4,6 +4,7 @@ import static dev.idemkit.ports.contract.ContractGenerators.fresh;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
 
 import dev.idemkit.domain.ConsumerName;
 import dev.idemkit.domain.Fingerprint;
@@ -69,6 +70,55 @@ public abstract class InboxStoreContract<U extends UnitOfWork> {
     void duplicatesNeverChangeWhatTheEffectsAdd() {
         qt().withExamples(EXAMPLES).withShrinkCycles(SHRINK_CYCLES).forAll(ContractGenerators.duplicateSchedules())
                 .checkAssert(this::duplicatesAreHarmless);
+    }
+
+    /**
+     * Law (batches): any schedule of duplicates and reused ids, cut into batches of any size, gets from
+     * {@code runBatch} the outcomes that {@code Inbox.apply} gives delivery by delivery, and the effects of exactly
+     * the processed ones.
+     */
+    @Test
+    void batchesOfRandomSchedulesDecideLikeTheModelAndRunEachNewKeyOnce() {
+        qt().withExamples(EXAMPLES).withShrinkCycles(SHRINK_CYCLES)
+                .forAll(ContractGenerators.inboxSchedules(), integers().between(1, 5))
+                .checkAssert(this::batchesMatchTheModel);
+    }
+
+    @Test
+    void aFailingBatchKeepsNothingWhereBatchesAreAtomicAndNeverRunsAnEffectTwice() {
+        ConsumerName consumer = ConsumerName.of(fresh("consumer"));
+        String counter = fresh("counter");
+        List<InboxStep> steps = List.of(new InboxStep(1, 0, false), new InboxStep(2, 0, false),
+                new InboxStep(3, 0, false));
+        List<InboxDelivery> batch = steps.stream().map(st -> new InboxDelivery(keyOf(consumer, st), fingerprintOf(st)))
+                .toList();
+
+        assertThatThrownBy(() -> store().runBatch(batch, (work, fresh) -> {
+            for (InboxDelivery d : fresh) {
+                counter().add(work, counter, amountOf(d));
+                if (d.key().messageId().value().equals("m-2")) {
+                    throw new SimulatedFailure();
+                }
+            }
+        })).isInstanceOf(SimulatedFailure.class);
+        if (store().batchesAtomically()) {
+            assertThat(counter().read(counter)).as("effects of a failed atomic batch").isZero();
+            for (InboxDelivery d : batch) {
+                assertThat(store().recorded(d.key())).as("key %s of a failed atomic batch", d.key()).isEmpty();
+            }
+        }
+
+        List<Outcome> again = store().runBatch(batch, (work, fresh) -> {
+            for (InboxDelivery d : fresh) {
+                counter().add(work, counter, amountOf(d));
+            }
+        });
+        assertThat(again).doesNotContain(Outcome.rejected(Inbox.REUSED_ID));
+        assertThat(counter().read(counter)).as("each effect once, whatever the failed batch kept")
+                .isEqualTo(steps.stream().mapToLong(InboxStep::amount).sum());
+        assertThat(store().runBatch(batch, (work, fresh) -> {
+            throw new AssertionError("a batch of known keys ran effects for " + fresh);
+        })).containsOnly(Outcome.DUPLICATE);
     }
 
     @Test
@@ -179,6 +229,46 @@ public abstract class InboxStoreContract<U extends UnitOfWork> {
             assertThat(store().recorded(key)).as("recorded fingerprint of m-%d after %s", id, schedule)
                     .isEqualTo(model.fingerprintOf(key));
         }
+    }
+
+    private void batchesMatchTheModel(List<InboxStep> schedule, int batchSize) {
+        ConsumerName consumer = ConsumerName.of(fresh("consumer"));
+        String counter = fresh("counter");
+        InboxState model = InboxState.empty();
+        long expectedTotal = 0;
+        List<Outcome> expected = new ArrayList<>();
+        List<InboxDelivery> deliveries = new ArrayList<>();
+        java.util.Map<InboxDelivery, Long> amounts = new java.util.HashMap<>();
+        for (InboxStep step : schedule) {
+            InboxDelivery d = new InboxDelivery(keyOf(consumer, step), fingerprintOf(step));
+            amounts.put(d, step.amount());
+            Transition<InboxState> t = Inbox.apply(model, d);
+            expected.add(t.outcome());
+            model = t.state();
+            expectedTotal += t.outcome().effectRan() ? step.amount() : 0;
+            deliveries.add(d);
+        }
+        List<Outcome> actual = new ArrayList<>();
+        for (int from = 0; from < deliveries.size(); from += batchSize) {
+            List<InboxDelivery> batch = deliveries.subList(from, Math.min(deliveries.size(), from + batchSize));
+            List<Outcome> outcomes = store().runBatch(batch, (work, fresh) -> {
+                assertThat(fresh.stream().map(InboxDelivery::key).distinct().count()).as("fresh keys are distinct")
+                        .isEqualTo(fresh.size());
+                for (InboxDelivery d : fresh) {
+                    counter().add(work, counter, amounts.get(d));
+                }
+            });
+            assertThat(outcomes).as("one outcome per delivery of %s", batch).hasSize(batch.size());
+            actual.addAll(outcomes);
+        }
+        assertThat(actual).as("outcomes of %s in batches of %d", schedule, batchSize).isEqualTo(expected);
+        assertThat(counter().read(counter)).as("committed effects of %s in batches of %d", schedule, batchSize)
+                .isEqualTo(expectedTotal);
+    }
+
+    /** The amount a step of variant 0 adds ({@link InboxStep#amount()}), recovered from the delivery's message id. */
+    private static long amountOf(InboxDelivery d) {
+        return new InboxStep(Integer.parseInt(d.key().messageId().value().substring(2)), 0, false).amount();
     }
 
     private void duplicatesAreHarmless(Schedule schedule) {

@@ -3,12 +3,17 @@ package dev.idemkit.ports.memory;
 import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.Outcome;
 import dev.idemkit.domain.inbox.Inbox;
+import dev.idemkit.domain.inbox.InboxDelivery;
 import dev.idemkit.domain.inbox.InboxKey;
+import dev.idemkit.ports.out.BatchEffect;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -30,6 +35,37 @@ public final class InMemoryInboxStore implements InboxStore<InMemoryUnitOfWork> 
             }
             return Guarded.processed(InMemoryUnitOfWork.transact(effect, () -> recorded.put(key, fingerprint)));
         }
+    }
+
+    /** The whole batch under the lock: keys and staged writes kept together, or nothing when the effect throws. */
+    @Override
+    public List<Outcome> runBatch(List<InboxDelivery> deliveries, BatchEffect<? super InMemoryUnitOfWork> effect) {
+        synchronized (lock) {
+            Map<InboxKey, Fingerprint> added = new LinkedHashMap<>();
+            List<Outcome> outcomes = new ArrayList<>();
+            List<InboxDelivery> fresh = new ArrayList<>();
+            for (InboxDelivery d : deliveries) {
+                Fingerprint known = added.containsKey(d.key()) ? added.get(d.key()) : recorded.get(d.key());
+                Outcome outcome = Inbox.decide(Optional.ofNullable(known), d.fingerprint());
+                if (outcome.effectRan()) {
+                    added.put(d.key(), d.fingerprint());
+                    fresh.add(d);
+                }
+                outcomes.add(outcome);
+            }
+            if (!fresh.isEmpty()) {
+                InMemoryUnitOfWork.transact(work -> {
+                    effect.run(work, List.copyOf(fresh));
+                    return null;
+                }, () -> recorded.putAll(added));
+            }
+            return outcomes;
+        }
+    }
+
+    @Override
+    public boolean batchesAtomically() {
+        return true;
     }
 
     @Override
