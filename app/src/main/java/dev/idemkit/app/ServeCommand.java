@@ -9,6 +9,7 @@ import dev.idemkit.app.wiring.Assembly;
 import dev.idemkit.app.wiring.ConsumerKind;
 import dev.idemkit.ports.in.DeadLetters;
 import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.service.BatchingConsumer;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -46,8 +47,20 @@ final class ServeCommand extends AppCommand {
     @Option(names = "--dlq-check-every", defaultValue = "30", description = "seconds between DLQ depth checks (default 30)")
     long dlqEverySeconds;
 
+    @Option(names = "--batch-size", defaultValue = "100", description = "deliveries per transaction at most"
+            + " (default 100; 1: one delivery per transaction)")
+    int batchSize;
+
+    @Option(names = "--batch-wait", defaultValue = "3", paramLabel = "MS",
+            description = "milliseconds a batch waits to fill before it commits what it has (default 3)")
+    long batchWaitMillis;
+
     @Override
     public Integer call() throws Exception {
+        if (batchSize < 1 || batchSize > 10_000 || batchWaitMillis < 0 || batchWaitMillis > 60_000) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                    "--batch-size must be 1..10000 and --batch-wait 0..60000 ms");
+        }
         AppSettings settings = settings();
         Map<String, String> keys = new LinkedHashMap<>(settings.http().apiKeys());
         if (keys.isEmpty()) {
@@ -63,6 +76,7 @@ final class ServeCommand extends AppCommand {
         boolean stopping = false;
         try (Assembly assembly = assemble(settings)) {
             List<Subscription> subscriptions = new ArrayList<>();
+            List<BatchingConsumer<?>> batchers = new ArrayList<>();
             ApiServer api;
             try {
                 api = ApiServer.start(new InetSocketAddress(settings.http().port()), new PaymentsApi(
@@ -82,7 +96,14 @@ final class ServeCommand extends AppCommand {
             try {
                 for (ConsumerKind kind : ConsumerKind.values()) {
                     String queue = assembly.transportBinding().queue(kind.queue());
-                    subscriptions.add(assembly.transport().subscribe(queue, assembly.consumer(kind)));
+                    if (batchSize == 1) {
+                        subscriptions.add(assembly.transport().subscribe(queue, assembly.consumer(kind)));
+                    } else {
+                        BatchingConsumer<?> batching = assembly.batchedConsumer(kind, BatchingConsumer.BatchSettings
+                                .defaults().withMaxBatch(batchSize).withLinger(Duration.ofMillis(batchWaitMillis)));
+                        batchers.add(batching);
+                        subscriptions.add(assembly.transport().subscribe(queue, batching));
+                    }
                     out().println("idemkit " + assembly.deadLetterRetention(queue));
                     DeadLetters dlq = assembly.deadLetters(kind.consumerName(),
                             alert -> LOG.error("ALERT {}", alert.summary()));
@@ -92,9 +113,11 @@ final class ServeCommand extends AppCommand {
                 scheduler.scheduleWithFixedDelay(() -> retention(assembly), retentionEverySeconds,
                         retentionEverySeconds, TimeUnit.SECONDS);
                 out().println("idemkit consuming " + assembly.transportBinding().queue(ConsumerKind.RESERVE_INVENTORY.queue())
-                        + " and " + assembly.transportBinding().queue(ConsumerKind.CREDIT_ACCOUNT.queue()));
+                        + " and " + assembly.transportBinding().queue(ConsumerKind.CREDIT_ACCOUNT.queue())
+                        + (batchSize == 1 ? ", one delivery per transaction" : ", up to " + batchSize
+                                + " deliveries per transaction (waiting at most " + batchWaitMillis + " ms)"));
                 out().println("idemkit HTTP on http://localhost:" + api.port()
-                        + "  (POST /payments, GET /payments/{id}, GET /health, GET /metrics)");
+                        + "  (POST /payments, GET /payments/{id}, GET /payments?account_id=, GET /health, GET /metrics)");
                 // the JVM halts as soon as every shutdown hook has returned: this one returns only once the main
                 // thread has closed everything, so that pending settles (SQS batch deletes, acks) reach the broker
                 Thread hook = new Thread(() -> {
@@ -104,6 +127,7 @@ final class ServeCommand extends AppCommand {
                 }, "idemkit-shutdown");
                 Runtime.getRuntime().addShutdownHook(hook);
                 stopped.await();
+                batchers.forEach(BatchingConsumer::close); // first: it settles what it queued, then hands over
                 subscriptions.forEach(Subscription::close);
                 api.close();
             } finally {

@@ -171,6 +171,15 @@ class CommandLineTest {
     }
 
     @Test
+    void serveWithABatchSizeOfZeroExits2BeforeConnectingToAnything() {
+        TestEnvironment.Run run = TestEnvironment.run(NOWHERE, "serve", "--batch-size", "0");
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err()).contains("--batch-size must be 1..10000");
+        assertNoStackTrace(run);
+    }
+
+    @Test
     void helpExits0AndListsTheSubcommands() {
         TestEnvironment.Run run = TestEnvironment.run(NOWHERE, "--help");
 

@@ -19,6 +19,7 @@ import dev.idemkit.ports.out.DeadLetterQueue;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.UnitOfWork;
+import dev.idemkit.ports.service.BatchingConsumer;
 import dev.idemkit.ports.service.ConsumerRuntime;
 import dev.idemkit.ports.service.ConsumerSettings;
 import dev.idemkit.ports.service.DeadLetterService;
@@ -178,6 +179,25 @@ public final class Assembly implements AutoCloseable {
 
     private <U extends UnitOfWork> DeliveryHandler consumer(StoreBinding<U> binding, String name, ConsumerKind kind) {
         return consumer(binding, name, kind.handler(binding.effects()));
+    }
+
+    /**
+     * One of the app's consumers, batched ({@link BatchingConsumer}: many deliveries per transaction where the store
+     * batches atomically, settled after the commit); close it before its subscription.
+     */
+    public BatchingConsumer<?> batchedConsumer(ConsumerKind kind, BatchingConsumer.BatchSettings batch) {
+        return batched(store, kind, batch);
+    }
+
+    private <U extends UnitOfWork> BatchingConsumer<U> batched(StoreBinding<U> binding, ConsumerKind kind,
+            BatchingConsumer.BatchSettings batch) {
+        ConsumerSettings cs = ConsumerSettings.defaults(kind.consumerName()).withRetryPolicy(retryPolicy(settings));
+        SplittableRandom random = new SplittableRandom();
+        return new BatchingConsumer<>(cs, binding.inbox(), kind.handler(binding.effects()), batch, () -> {
+            synchronized (random) {
+                return random.nextDouble();
+            }
+        }, clock, metrics);
     }
 
     /** Dead-letter operations for a queue whose consumer is {@code kind}, alerting through {@code alerts}. */

@@ -40,7 +40,8 @@ class ServeShutdownIT {
                     ChildProcess serve = ChildProcess.start(Idemkit.class.getName(), List.of("serve"), Map.of(), env,
                             "serve-shutdown-" + schema)) {
                 assertThat(serve.awaitLine("idemkit consuming", Duration.ofSeconds(90))).as("serve started; log %s",
-                        serve.log()).isPresent();
+                        serve.log()).hasValueSatisfying(line -> assertThat(line).as("batched by default")
+                                .contains("up to 100 deliveries per transaction"));
                 for (int i = 0; i < n; i++) {
                     sqs.publish("accounts-credit", OutgoingMessage.of("credit-" + UUID.randomUUID(),
                             "{\"account_id\":\"acc-1\",\"amount\":1.00}".getBytes(StandardCharsets.UTF_8)));

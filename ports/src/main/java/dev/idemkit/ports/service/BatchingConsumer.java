@@ -1,0 +1,273 @@
+package dev.idemkit.ports.service;
+
+import dev.idemkit.domain.KeyRules;
+import dev.idemkit.domain.Message;
+import dev.idemkit.domain.MessageId;
+import dev.idemkit.domain.Outcome;
+import dev.idemkit.domain.inbox.InboxDelivery;
+import dev.idemkit.domain.inbox.InboxKey;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.ConsumerEvents;
+import dev.idemkit.ports.out.ConsumerEvents.Decision;
+import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.UnitOfWork;
+import dev.idemkit.domain.retry.RandomSource;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The consumer loop, batched (DESIGN.md section 8): deliveries are collected (up to {@link BatchSettings#maxBatch} or
+ * what arrived within {@link BatchSettings#linger}), their keys and the effects of the new ones run in ONE
+ * {@link InboxStore#runBatch} (one commit on a store that {@link InboxStore#batchesAtomically batches atomically}),
+ * and only after it returned is every delivery of the batch settled: acknowledged, duplicates included.
+ *
+ * <p>Nothing is lost and nothing runs twice: until settled a delivery stays with the broker; a batch that throws is
+ * handed delivery by delivery to the single-message {@link ConsumerRuntime} under the SAME consumer name (same keys),
+ * which processes, retries with backoff or dead-letters each one; a delivery whose id is reused with another body, or
+ * whose id or size is unusable, goes there too and is dead-lettered with the reason. {@link #onDelivery} only queues
+ * (blocking when {@link BatchSettings#maxQueued} deliveries wait, so a transport without a prefetch bound is held
+ * back). To stop: close this first (it hands new deliveries to the single-message path and settles what is queued),
+ * then the subscription (which gives back whatever is still unsettled). Thread-safe.
+ *
+ * <p>A library user: {@code transport.subscribe(queue, new BatchingConsumer<>(ConsumerSettings.defaults("billing"),
+ * inbox, (message, work) -> ..., BatchSettings.defaults(), random, clock, events))}.
+ *
+ * @param <U> the store's unit of work
+ */
+public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHandler, AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(BatchingConsumer.class.getName());
+
+    /**
+     * @param maxBatch deliveries per batch at most; 1 makes every delivery go through the single-message path
+     * @param linger how long a worker waits for a batch to fill before it runs what it has
+     * @param workers threads running batches concurrently
+     * @param maxQueued deliveries waiting at most; {@link #onDelivery} blocks past it
+     */
+    public record BatchSettings(int maxBatch, Duration linger, int workers, int maxQueued) {
+        public BatchSettings {
+            if (maxBatch < 1 || workers < 1 || maxQueued < maxBatch) {
+                throw new IllegalArgumentException("maxBatch and workers must be positive and maxQueued at least"
+                        + " maxBatch, got " + maxBatch + ", " + workers + ", " + maxQueued);
+            }
+            Objects.requireNonNull(linger, "linger");
+            if (linger.isNegative()) {
+                throw new IllegalArgumentException("linger must not be negative, got " + linger);
+            }
+        }
+
+        /** 100 deliveries or 3 ms, 2 workers, 1000 waiting. */
+        public static BatchSettings defaults() {
+            return new BatchSettings(100, Duration.ofMillis(3), 2, 1000);
+        }
+
+        public BatchSettings withMaxBatch(int n) {
+            return new BatchSettings(n, linger, workers, Math.max(maxQueued, n));
+        }
+
+        public BatchSettings withLinger(Duration d) {
+            return new BatchSettings(maxBatch, d, workers, maxQueued);
+        }
+
+        public BatchSettings withWorkers(int n) {
+            return new BatchSettings(maxBatch, linger, n, maxQueued);
+        }
+    }
+
+    private final ConsumerSettings settings;
+    private final InboxStore<U> inbox;
+    private final MessageHandler<? super U> handler;
+    private final BatchSettings batch;
+    private final ConsumerEvents events;
+    private final ConsumerRuntime<U> single;
+    private final LinkedBlockingQueue<Delivery> queue;
+    private final ReentrantLock collecting = new ReentrantLock();
+    private final List<Thread> workers = new ArrayList<>();
+    private final AtomicLong batches = new AtomicLong();
+    private final AtomicLong batched = new AtomicLong();
+    private final AtomicLong viaSingle = new AtomicLong();
+    private volatile boolean running = true;
+
+    public BatchingConsumer(ConsumerSettings settings, InboxStore<U> inbox, MessageHandler<? super U> handler,
+            BatchSettings batch, RandomSource random, Clock clock, ConsumerEvents events) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.inbox = Objects.requireNonNull(inbox, "inbox");
+        this.handler = Objects.requireNonNull(handler, "handler");
+        this.batch = Objects.requireNonNull(batch, "batch");
+        this.events = Objects.requireNonNull(events, "events");
+        this.single = new ConsumerRuntime<>(settings, inbox, handler, random, clock, events);
+        this.queue = new LinkedBlockingQueue<>(batch.maxQueued());
+        if (batch.maxBatch() > 1) {
+            for (int i = 0; i < batch.workers(); i++) {
+                Thread t = new Thread(this::work, "idemkit-batch-" + settings.name().value() + "-" + i);
+                t.setDaemon(true);
+                t.start();
+                workers.add(t);
+            }
+        }
+    }
+
+    @Override
+    public void onDelivery(Delivery delivery) {
+        Message m = delivery.message();
+        boolean eligible = m.rawId() != null && KeyRules.isValid(m.rawId()) && m.size() <= settings.maxBodyBytes();
+        if (!eligible || !running || workers.isEmpty()) {
+            handOver(delivery);
+            return;
+        }
+        try {
+            queue.put(delivery);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            handOver(delivery);
+        }
+    }
+
+    private void work() {
+        List<Delivery> taken = new ArrayList<>(batch.maxBatch());
+        while (running || !queue.isEmpty()) {
+            try {
+                collect(taken);
+                if (!taken.isEmpty()) {
+                    settle(taken);
+                }
+            } catch (InterruptedException e) {
+                taken.forEach(this::handOver);
+                Thread.currentThread().interrupt();
+                return;
+            } finally {
+                taken.clear();
+            }
+        }
+    }
+
+    /** One worker collects at a time (the others run their batches meanwhile), so arrivals are not split thin. */
+    private void collect(List<Delivery> taken) throws InterruptedException {
+        collecting.lockInterruptibly();
+        try {
+            Delivery first = queue.poll(20, TimeUnit.MILLISECONDS);
+            if (first == null) {
+                return;
+            }
+            taken.add(first);
+            queue.drainTo(taken, batch.maxBatch() - 1);
+            long deadline = System.nanoTime() + batch.linger().toNanos();
+            while (taken.size() < batch.maxBatch()) {
+                Delivery next = queue.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                if (next == null) {
+                    break;
+                }
+                taken.add(next);
+                queue.drainTo(taken, batch.maxBatch() - taken.size());
+            }
+        } finally {
+            collecting.unlock();
+        }
+    }
+
+    /** Run first, settle after: an acknowledgement never precedes the commit of its key and effect. */
+    private void settle(List<Delivery> taken) {
+        List<InboxDelivery> deliveries = new ArrayList<>(taken.size());
+        Map<InboxKey, Message> firstOf = new HashMap<>();
+        for (Delivery d : taken) {
+            InboxKey key = new InboxKey(settings.name(), new MessageId(d.message().rawId()));
+            deliveries.add(new InboxDelivery(key, d.message().fingerprint()));
+            firstOf.putIfAbsent(key, d.message());
+        }
+        long began = System.nanoTime();
+        List<Outcome> outcomes;
+        try {
+            outcomes = inbox.runBatch(deliveries, (work, fresh) -> {
+                for (InboxDelivery d : fresh) {
+                    handler.handle(firstOf.get(d.key()), work);
+                }
+            });
+            if (outcomes.size() != taken.size()) {
+                throw new IllegalStateException(outcomes.size() + " outcomes for " + taken.size() + " deliveries");
+            }
+        } catch (RuntimeException | Error e) {
+            if (e instanceof VirtualMachineError vme) {
+                throw vme;
+            }
+            LOG.log(Level.WARNING, "decision=batch-failed consumer={0} size={1} cause=\"{2}\" (each delivery goes"
+                    + " through the single-message path)", settings.name().value(), taken.size(), e.toString());
+            taken.forEach(this::handOver);
+            return;
+        }
+        Duration latency = Duration.ofNanos(System.nanoTime() - began);
+        batches.incrementAndGet();
+        batched.addAndGet(taken.size());
+        for (int i = 0; i < taken.size(); i++) {
+            Delivery d = taken.get(i);
+            Outcome outcome = outcomes.get(i);
+            if (outcome instanceof Outcome.Rejected) {
+                handOver(d); // the single-message path decides it again (rejected) and dead-letters it with the reason
+                continue;
+            }
+            try {
+                d.ack();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "decision=ack-failed consumer={0} cause=\"{1}\" (the broker redelivers it;"
+                        + " the inbox makes that harmless)", settings.name().value(), e.toString());
+                continue;
+            }
+            events.onDecision(settings.name(), outcome.effectRan() ? Decision.PROCESSED : Decision.DUPLICATE, latency);
+        }
+    }
+
+    private void handOver(Delivery d) {
+        viaSingle.incrementAndGet();
+        try {
+            single.onDelivery(d);
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "decision=single-failed consumer={0} cause=\"{1}\" (left unsettled: the broker"
+                    + " redelivers it)", settings.name().value(), e.toString());
+        }
+    }
+
+    /** Batches run and settled so far. */
+    public long batches() {
+        return batches.get();
+    }
+
+    /** Deliveries settled through a batch. */
+    public long batched() {
+        return batched.get();
+    }
+
+    /** Deliveries handed to the single-message path. */
+    public long viaSingle() {
+        return viaSingle.get();
+    }
+
+    /**
+     * Stops batching: from now on a delivery goes through the single-message path at once; the workers settle what is
+     * queued, then end; anything still queued after them goes through the single-message path. Then close the
+     * subscription.
+     */
+    @Override
+    public void close() {
+        running = false;
+        for (Thread t : workers) {
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (Delivery d = queue.poll(); d != null; d = queue.poll()) {
+            handOver(d);
+        }
+    }
+}
