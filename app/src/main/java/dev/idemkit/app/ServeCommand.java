@@ -57,9 +57,9 @@ final class ServeCommand extends AppCommand {
 
     @Override
     public Integer call() throws Exception {
-        if (batchSize < 1 || batchSize > 10_000 || batchWaitMillis < 0 || batchWaitMillis > 60_000) {
+        if (batchSize < 1 || batchSize > 10_000 || batchWaitMillis < 0 || batchWaitMillis > 1_000) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                    "--batch-size must be 1..10000 and --batch-wait 0..60000 ms");
+                    "--batch-size must be 1..10000 and --batch-wait 0..1000 ms");
         }
         AppSettings settings = settings();
         Map<String, String> keys = new LinkedHashMap<>(settings.http().apiKeys());

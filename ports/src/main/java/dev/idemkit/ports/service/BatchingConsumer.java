@@ -47,6 +47,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHandler, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(BatchingConsumer.class.getName());
+    /** How long {@link #close} waits for the workers and the queued deliveries, all together. */
+    static final Duration CLOSE_BOUND = Duration.ofSeconds(15);
 
     /**
      * @param maxBatch deliveries per batch at most; 1 makes every delivery go through the single-message path
@@ -66,13 +68,18 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             }
         }
 
-        /** 100 deliveries or 3 ms, 2 workers, 1000 waiting. */
+        /**
+         * 100 deliveries or 3 ms, 2 workers, 200 waiting. Keep the waiting few: on a transport that frees its handler
+         * as soon as {@link #onDelivery} returns (SQS), everything waiting here is in flight at the broker, its
+         * visibility kept alive by the transport's heartbeat.
+         */
         public static BatchSettings defaults() {
-            return new BatchSettings(100, Duration.ofMillis(3), 2, 1000);
+            return new BatchSettings(100, Duration.ofMillis(3), 2, 200);
         }
 
+        /** {@code n} per batch, and twice that waiting. */
         public BatchSettings withMaxBatch(int n) {
-            return new BatchSettings(n, linger, workers, Math.max(maxQueued, n));
+            return new BatchSettings(n, linger, workers, 2 * n);
         }
 
         public BatchSettings withLinger(Duration d) {
@@ -126,27 +133,47 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             return;
         }
         try {
-            queue.put(delivery);
+            while (!queue.offer(delivery, 100, TimeUnit.MILLISECONDS)) {
+                if (!running || workers.stream().noneMatch(Thread::isAlive)) {
+                    handOver(delivery); // stopping, or no worker left to take it: settle it here
+                    return;
+                }
+            }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
             handOver(delivery);
+            Thread.currentThread().interrupt();
+            return;
+        }
+        if (!running && queue.remove(delivery)) {
+            handOver(delivery); // queued after close() drained the queue
         }
     }
 
     private void work() {
         List<Delivery> taken = new ArrayList<>(batch.maxBatch());
+        // the deliveries of the current batch already settled or handed over: never twice, never none
+        java.util.Set<Delivery> settled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         while (running || !queue.isEmpty()) {
             try {
                 collect(taken);
                 if (!taken.isEmpty()) {
-                    settle(taken);
+                    settle(taken, settled);
                 }
             } catch (InterruptedException e) {
                 taken.forEach(this::handOver);
                 Thread.currentThread().interrupt();
                 return;
+            } catch (Throwable t) {
+                // never let a worker die with deliveries in hand: what this batch did not settle goes single-message
+                LOG.log(Level.ERROR, "decision=batch-worker-failed consumer={0} cause=\"{1}\"", settings.name().value(),
+                        t.toString());
+                taken.stream().filter(d -> !settled.contains(d)).forEach(this::handOver);
+                if (t instanceof VirtualMachineError vme) {
+                    throw vme;
+                }
             } finally {
                 taken.clear();
+                settled.clear();
             }
         }
     }
@@ -162,7 +189,7 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             taken.add(first);
             queue.drainTo(taken, batch.maxBatch() - 1);
             long deadline = System.nanoTime() + batch.linger().toNanos();
-            while (taken.size() < batch.maxBatch()) {
+            while (taken.size() < batch.maxBatch() && running) {
                 Delivery next = queue.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
                 if (next == null) {
                     break;
@@ -176,7 +203,7 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
     }
 
     /** Run first, settle after: an acknowledgement never precedes the commit of its key and effect. */
-    private void settle(List<Delivery> taken) {
+    private void settle(List<Delivery> taken, java.util.Set<Delivery> settled) {
         List<InboxDelivery> deliveries = new ArrayList<>(taken.size());
         Map<InboxKey, Message> firstOf = new HashMap<>();
         for (Delivery d : taken) {
@@ -201,15 +228,20 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             }
             LOG.log(Level.WARNING, "decision=batch-failed consumer={0} size={1} cause=\"{2}\" (each delivery goes"
                     + " through the single-message path)", settings.name().value(), taken.size(), e.toString());
-            taken.forEach(this::handOver);
+            for (Delivery d : taken) {
+                settled.add(d);
+                handOver(d);
+            }
             return;
         }
         Duration latency = Duration.ofNanos(System.nanoTime() - began);
         batches.incrementAndGet();
         batched.addAndGet(taken.size());
+        Duration each = latency.dividedBy(taken.size());
         for (int i = 0; i < taken.size(); i++) {
             Delivery d = taken.get(i);
             Outcome outcome = outcomes.get(i);
+            settled.add(d);
             if (outcome instanceof Outcome.Rejected) {
                 handOver(d); // the single-message path decides it again (rejected) and dead-letters it with the reason
                 continue;
@@ -221,7 +253,11 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
                         + " the inbox makes that harmless)", settings.name().value(), e.toString());
                 continue;
             }
-            events.onDecision(settings.name(), outcome.effectRan() ? Decision.PROCESSED : Decision.DUPLICATE, latency);
+            try {
+                events.onDecision(settings.name(), outcome.effectRan() ? Decision.PROCESSED : Decision.DUPLICATE, each);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "consumer events failed: {0}", e.toString());
+            }
         }
     }
 
@@ -258,16 +294,26 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
     @Override
     public void close() {
         running = false;
+        long deadline = System.nanoTime() + CLOSE_BOUND.toNanos();
         for (Thread t : workers) {
             try {
-                t.join(TimeUnit.SECONDS.toMillis(30));
+                t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
             }
         }
+        int left = 0;
         for (Delivery d = queue.poll(); d != null; d = queue.poll()) {
-            handOver(d);
+            if (System.nanoTime() < deadline) {
+                handOver(d);
+            } else {
+                left++; // unsettled: the subscription gives it back to the broker when it closes
+            }
+        }
+        if (left > 0) {
+            LOG.log(Level.WARNING, "consumer={0}: {1} queued deliveries left unsettled at close (the broker redelivers"
+                    + " them)", settings.name().value(), left);
         }
     }
 }

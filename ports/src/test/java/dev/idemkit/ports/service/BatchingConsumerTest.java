@@ -153,6 +153,29 @@ class BatchingConsumerTest {
     }
 
     @Test
+    void metricsThatThrowNeitherStopTheWorkersNorLeaveADeliveryUnsettled() {
+        AtomicInteger effects = new AtomicInteger();
+        BatchingConsumer<InMemoryUnitOfWork> batching = new BatchingConsumer<>(
+                ConsumerSettings.defaults("metrics").withRetryPolicy(FAST), new RecordingInbox(), (message, work) -> {
+                    effects.incrementAndGet();
+                    counter.add(work, "metrics", 1);
+                }, BatchingConsumer.BatchSettings.defaults().withMaxBatch(5).withWorkers(1), () -> 0.5, Clock.system(),
+                (consumer, decision, latency) -> {
+                    throw new IllegalStateException("metrics registry broken");
+                });
+        for (int i = 0; i < 50; i++) {
+            transport.publish(queue, OutgoingMessage.of("m-" + i, "1".getBytes(StandardCharsets.UTF_8)));
+        }
+        try (Subscription s = transport.subscribe(queue, watching(batching))) {
+            Eventually.await(Duration.ofSeconds(20), "50 acks", () -> acked.size() == 50);
+        }
+        batching.close();
+
+        assertThat(effects).hasValue(50);
+        assertThat(batching.batches()).as("one worker kept running batches").isGreaterThan(1);
+    }
+
+    @Test
     void aBatchOfOneIsTheSingleMessagePath() {
         AtomicInteger effects = new AtomicInteger();
         BatchingConsumer<InMemoryUnitOfWork> single = consumer("one", BatchingConsumer.BatchSettings.defaults()
