@@ -32,8 +32,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Two {@code serve}-like instances (separate store pools and broker connections, one PostgreSQL schema)
- * consume ONE RabbitMQ queue while 10,000 {@code accounts.credit} messages, 30 % of them duplicates
+ * Two {@code serve}-like instances (separate store pools and broker connections, one PostgreSQL schema), one
+ * consuming a delivery per transaction and one in batches, consume ONE RabbitMQ queue while 10,000 {@code accounts.credit} messages, 30 % of them duplicates
  * (same id, same body), are published: every account ends with exactly the sum over distinct ids.
  */
 class TwoInstancesIT {
@@ -85,8 +85,11 @@ class TwoInstancesIT {
         AtomicLong settledSecond = new AtomicLong();
         Subscription a = first.transport().subscribe(queue, counted(first.consumer(ConsumerKind.CREDIT_ACCOUNT),
                 settledFirst));
-        Subscription b = second.transport().subscribe(queue, counted(second.consumer(ConsumerKind.CREDIT_ACCOUNT),
-                settledSecond));
+        // the second instance consumes as serve does by default: batched (keys and credits of a batch in one
+        // transaction, its credits in one statement), acked after the commit
+        dev.idemkit.ports.service.BatchingConsumer<?> batched = second.batchedConsumer(ConsumerKind.CREDIT_ACCOUNT,
+                dev.idemkit.ports.service.BatchingConsumer.BatchSettings.defaults().withMaxBatch(50));
+        Subscription b = second.transport().subscribe(queue, counted(batched, settledSecond));
         try {
             publishFromSeveralThreads(plan);
 
@@ -96,8 +99,10 @@ class TwoInstancesIT {
                             && readyCount() == 0 && processed() >= distinct);
         } finally {
             a.close();
+            batched.close();
             b.close();
         }
+        assertThat(batched.batches()).as("batches the second instance committed").isPositive();
 
         assertThat(balances()).isEqualTo(expected);
         assertThat(processed()).as("effects run, over both instances").isEqualTo(distinct);

@@ -24,7 +24,7 @@ final class BenchReport {
         "JDBC baseline, no broker: INSERT key ON CONFLICT DO NOTHING + UPDATE, 1 tx per message",
         "hand-written consumer: RabbitMQ -> the same JDBC, 1 tx -> ack",
         "single-message: RabbitMQ -> ConsumerRuntime (runOnce: key + credit, 1 tx) -> ack",
-        "batched: RabbitMQ -> BatchingHandler (runBatch: keys + credits, 1 tx per batch) -> acks after commit",
+        "batched, as serve ships it: RabbitMQ -> BatchingConsumer (runBatch: keys + the credit handler per new delivery, 1 tx per batch) -> acks after commit",
         "PerfTest drain: consume + manual ack, no effect"};
 
     /** One measured case: its drain, whether the effect was exact (empty: no effect), a note. */

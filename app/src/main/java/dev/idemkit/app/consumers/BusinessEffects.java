@@ -1,6 +1,7 @@
 package dev.idemkit.app.consumers;
 
 import dev.idemkit.ports.out.UnitOfWork;
+import dev.idemkit.ports.service.BatchHandler;
 import dev.idemkit.ports.service.MessageHandler;
 import java.math.BigDecimal;
 
@@ -15,6 +16,11 @@ public interface BusinessEffects<U extends UnitOfWork> {
 
     /** {@code accounts.credit}: {@code balance = balance + amount} — NOT idempotent by itself. */
     MessageHandler<U> creditAccount();
+
+    /** The same for a batch of new messages in one unit of work; by default {@link #creditAccount} once per message. */
+    default BatchHandler<U> creditAccounts() {
+        return BatchHandler.eachOf(creditAccount());
+    }
 
     /** The same credit with no inbox at all, each call in its own transaction (exercise 1's broken consumer). */
     void creditWithoutIdempotency(AccountCredit credit);

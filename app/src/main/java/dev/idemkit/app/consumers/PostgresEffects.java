@@ -2,6 +2,7 @@ package dev.idemkit.app.consumers;
 
 import dev.idemkit.adapters.postgres.JpaUnitOfWork;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.ports.service.BatchHandler;
 import dev.idemkit.ports.service.MessageHandler;
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -13,6 +14,12 @@ import java.sql.SQLException;
 public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
     private static final String CREDIT = """
             INSERT INTO accounts (id, balance) VALUES (?, ?)
+            ON CONFLICT (id) DO UPDATE SET balance = accounts.balance + EXCLUDED.balance
+            """;
+    private static final String CREDIT_MANY = """
+            INSERT INTO accounts (id, balance)
+            SELECT c.id, c.amount FROM unnest(?::text[], ?::numeric[]) WITH ORDINALITY AS c(id, amount, n)
+            ORDER BY c.n
             ON CONFLICT (id) DO UPDATE SET balance = accounts.balance + EXCLUDED.balance
             """;
     private static final String RESERVE = """
@@ -51,6 +58,28 @@ public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
     @Override
     public MessageHandler<JpaUnitOfWork> creditAccount() {
         return (message, work) -> credit(work.connection(), AccountCredit.parse(message.body()));
+    }
+
+    /**
+     * A batch of credits in ONE statement: summed per account, upserted in account order (the {@code ORDER BY} of the
+     * {@code INSERT ... SELECT}), so concurrent batches lock account rows in the same order and cannot deadlock. A
+     * malformed body fails the batch, whose deliveries then go through the single-message path one by one.
+     */
+    @Override
+    public BatchHandler<JpaUnitOfWork> creditAccounts() {
+        return (fresh, work) -> {
+            java.util.TreeMap<String, BigDecimal> perAccount = new java.util.TreeMap<>();
+            for (dev.idemkit.domain.Message m : fresh) {
+                AccountCredit credit = AccountCredit.parse(m.body());
+                perAccount.merge(credit.accountId(), credit.amount(), BigDecimal::add);
+            }
+            Connection c = work.connection();
+            try (PreparedStatement ps = c.prepareStatement(CREDIT_MANY)) {
+                ps.setArray(1, c.createArrayOf("text", perAccount.keySet().toArray()));
+                ps.setArray(2, c.createArrayOf("numeric", perAccount.values().toArray()));
+                ps.executeUpdate();
+            }
+        };
     }
 
     @Override

@@ -186,14 +186,21 @@ public final class Assembly implements AutoCloseable {
      * batches atomically, settled after the commit); close it before its subscription.
      */
     public BatchingConsumer<?> batchedConsumer(ConsumerKind kind, BatchingConsumer.BatchSettings batch) {
-        return batched(store, kind, batch);
+        return batched(store, kind.consumerName(), kind, batch);
     }
 
-    private <U extends UnitOfWork> BatchingConsumer<U> batched(StoreBinding<U> binding, ConsumerKind kind,
+    /** The same, under another consumer name (benchmarks use fresh names). */
+    public BatchingConsumer<?> batchedConsumer(String consumerName, ConsumerKind kind,
             BatchingConsumer.BatchSettings batch) {
-        ConsumerSettings cs = ConsumerSettings.defaults(kind.consumerName()).withRetryPolicy(retryPolicy(settings));
+        return batched(store, consumerName, kind, batch);
+    }
+
+    private <U extends UnitOfWork> BatchingConsumer<U> batched(StoreBinding<U> binding, String consumerName,
+            ConsumerKind kind, BatchingConsumer.BatchSettings batch) {
+        ConsumerSettings cs = ConsumerSettings.defaults(consumerName).withRetryPolicy(retryPolicy(settings));
         SplittableRandom random = new SplittableRandom();
-        return new BatchingConsumer<>(cs, binding.inbox(), kind.handler(binding.effects()), batch, () -> {
+        return new BatchingConsumer<>(cs, binding.inbox(), kind.batchHandler(binding.effects()),
+                kind.handler(binding.effects()), batch, () -> {
             synchronized (random) {
                 return random.nextDouble();
             }

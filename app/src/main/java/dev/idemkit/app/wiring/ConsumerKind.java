@@ -4,6 +4,7 @@ import dev.idemkit.app.consumers.AccountCredit;
 import dev.idemkit.app.consumers.BusinessEffects;
 import dev.idemkit.app.consumers.OrderPlaced;
 import dev.idemkit.ports.out.UnitOfWork;
+import dev.idemkit.ports.service.BatchHandler;
 import dev.idemkit.ports.service.MessageHandler;
 
 /** The app's two consumers, with the queue each reads and the consumer name in its inbox keys. */
@@ -29,5 +30,10 @@ public enum ConsumerKind {
 
     <U extends UnitOfWork> MessageHandler<U> handler(BusinessEffects<U> effects) {
         return this == RESERVE_INVENTORY ? effects.reserveInventory() : effects.creditAccount();
+    }
+
+    /** The same effect for a batch of new messages in one unit of work. */
+    <U extends UnitOfWork> BatchHandler<U> batchHandler(BusinessEffects<U> effects) {
+        return this == RESERVE_INVENTORY ? BatchHandler.eachOf(effects.reserveInventory()) : effects.creditAccounts();
     }
 }

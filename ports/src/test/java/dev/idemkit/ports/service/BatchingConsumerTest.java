@@ -176,6 +176,39 @@ class BatchingConsumerTest {
     }
 
     @Test
+    void aBatchThatFailsOnceForAPassingReasonIsRunAgainWholeNotDeliveryByDelivery() {
+        AtomicInteger effects = new AtomicInteger();
+        AtomicInteger failuresLeft = new AtomicInteger(1);
+        InboxStore<InMemoryUnitOfWork> deadlockingOnce = new RecordingInbox() {
+            @Override
+            public List<Outcome> runBatch(List<InboxDelivery> deliveries,
+                    BatchEffect<? super InMemoryUnitOfWork> effect) {
+                if (failuresLeft.getAndDecrement() > 0) {
+                    throw new IllegalStateException("deadlock detected (simulated)");
+                }
+                return super.runBatch(deliveries, effect);
+            }
+        };
+        BatchingConsumer<InMemoryUnitOfWork> batching = new BatchingConsumer<>(
+                ConsumerSettings.defaults("retry-whole").withRetryPolicy(FAST), deadlockingOnce, (message, work) -> {
+                    effects.incrementAndGet();
+                    counter.add(work, "retry-whole", 1);
+                }, BatchingConsumer.BatchSettings.defaults().withMaxBatch(10).withWorkers(1)
+                        .withLinger(Duration.ofMillis(50)), () -> 0.5, Clock.system(), ConsumerEvents.none());
+        for (int i = 0; i < 10; i++) {
+            transport.publish(queue, OutgoingMessage.of("m-" + i, "1".getBytes(StandardCharsets.UTF_8)));
+        }
+        try (Subscription s = transport.subscribe(queue, watching(batching))) {
+            Eventually.await(Duration.ofSeconds(20), "10 acks", () -> acked.size() == 10);
+        }
+        batching.close();
+
+        assertThat(effects).hasValue(10);
+        assertThat(batching.viaSingle()).as("no delivery needed the single-message path").isZero();
+        assertThat(ackedBeforeCommit).isEmpty();
+    }
+
+    @Test
     void aBatchOfOneIsTheSingleMessagePath() {
         AtomicInteger effects = new AtomicInteger();
         BatchingConsumer<InMemoryUnitOfWork> single = consumer("one", BatchingConsumer.BatchSettings.defaults()
@@ -192,7 +225,7 @@ class BatchingConsumerTest {
     }
 
     /** The reference inbox that notes the keys it committed, so that an ack can be checked against them. */
-    private final class RecordingInbox implements InboxStore<InMemoryUnitOfWork> {
+    private class RecordingInbox implements InboxStore<InMemoryUnitOfWork> {
         @Override
         public List<Outcome> runBatch(List<InboxDelivery> deliveries, BatchEffect<? super InMemoryUnitOfWork> effect) {
             List<Outcome> outcomes = inbox.runBatch(deliveries, effect);
