@@ -125,8 +125,9 @@ class BatchingConsumerTest {
         }
         batching.close();
 
-        assertThat(effects).hasValue(9);
-        assertThat(counter.read("shipping")).isEqualTo(9);
+        // the handler also ran inside the batches that rolled back: what counts is what committed
+        assertThat(counter.read("shipping")).as("committed effects").isEqualTo(9);
+        assertThat(effects.get()).as("handler calls, committed or rolled back").isGreaterThanOrEqualTo(9);
         assertThat(batching.viaSingle()).as("the failed batch, delivery by delivery").isGreaterThanOrEqualTo(1);
         List<DeadLetterEntry> dead = transport.peek(queue, 10);
         assertThat(dead).hasSize(1);
