@@ -42,11 +42,18 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
 
     private final IdempotencyClaims<U> claims;
     private final KeyPolicy policy;
+    private final ReplayCache replays;
 
-    /** No clock: every expiry is the store's to decide, on its own clock. */
+    /** With {@link ReplayCache#defaults()}: replays of responses this process saw complete skip the store. */
     public IdempotentRequestService(IdempotencyClaims<U> claims, KeyPolicy policy) {
+        this(claims, policy, ReplayCache.defaults());
+    }
+
+    /** Every expiry is the store's to decide, on its own clock; {@code replays} only ever holds completed responses. */
+    public IdempotentRequestService(IdempotencyClaims<U> claims, KeyPolicy policy, ReplayCache replays) {
         this.claims = Objects.requireNonNull(claims, "claims");
         this.policy = Objects.requireNonNull(policy, "policy");
+        this.replays = Objects.requireNonNull(replays, "replays");
     }
 
     /** The flow on records that cannot share a transaction with the effect (claim, run, store): {@link LeasedClaims}. */
@@ -67,6 +74,11 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
         }
         ScopedKey scoped = new ScopedKey(request.client(), key.get());
         Fingerprint fingerprint = Fingerprint.ofRequest(request.method(), request.path(), request.canonicalBody());
+        Optional<ReplayCache.Entry> cached = replays.get(scoped);
+        if (cached.isPresent()) {
+            return cached.get().fingerprint().equals(fingerprint) ? new Reply(cached.get().response(), true)
+                    : new Reply(Problems.mismatch(), false);
+        }
         long deadline = System.nanoTime() + policy.waitBound().toNanos();
         long pause = 2;
         int vanished = 0;
@@ -74,6 +86,7 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
             Duration left = Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
             Attempt attempt = claims.attempt(scoped, fingerprint, policy, left, execution);
             if (attempt instanceof Attempt.Ran ran) {
+                replays.putCompleted(scoped, fingerprint, ran.response()); // stored with the key (a 5xx is not kept)
                 return new Reply(ran.response(), false);
             }
             if (attempt instanceof Attempt.RanButLost) {
@@ -86,6 +99,9 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
                 return new Reply(Problems.conflict(), false);
             }
             if (attempt instanceof Attempt.Held held) {
+                if (held.live() instanceof KeyRecord.Completed completed) {
+                    replays.putCompleted(scoped, completed.fingerprint(), completed.response());
+                }
                 KeyDecision decision = KeyMachine.decideLive(Optional.of(held.live()), fingerprint);
                 if (decision instanceof KeyDecision.Replay replay) {
                     return new Reply(replay.response(), true);

@@ -16,6 +16,7 @@ import dev.idemkit.ports.in.IdempotentRequests.Request;
 import dev.idemkit.ports.out.IdempotencyClaims;
 import dev.idemkit.ports.out.UnitOfWork;
 import dev.idemkit.ports.service.IdempotentRequestService;
+import dev.idemkit.ports.service.ReplayCache;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -58,8 +59,9 @@ public abstract class IdempotentRequestsContract<U extends UnitOfWork> {
         return 20;
     }
 
+    /** Without the replay cache: every answer here comes from the store under test. */
     private IdempotentRequestService<U> service(KeyPolicy policy) {
-        return new IdempotentRequestService<>(claims(), policy);
+        return new IdempotentRequestService<>(claims(), policy, ReplayCache.none());
     }
 
     private IdempotentRequestService<U> service() {
