@@ -32,6 +32,7 @@ import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.Subscription;
 import dev.idemkit.ports.out.UnitOfWork;
+import dev.idemkit.ports.service.BatchingConsumer;
 import dev.idemkit.ports.service.ConsumerRuntime;
 import dev.idemkit.ports.service.ConsumerSettings;
 import dev.idemkit.ports.service.DeadLetterService;
@@ -100,12 +101,17 @@ public final class CrashChild {
                 System.out.flush();
                 return;
             }
-            ConsumerRuntime<?> runtime = mode.equals("broken-no-inbox") ? ((PostgresChildStore) store)
-                    .withoutInbox(consumer, effectMillis) : store.runtime(consumer, effectMillis);
-            Subscription subscription = transport.subscribe(queue, handler(runtime, mode.equals("broken-ack-first")));
+            boolean batched = mode.startsWith("batched");
+            DeliveryHandler runtime = mode.equals("broken-no-inbox") ? ((PostgresChildStore) store)
+                    .withoutInbox(consumer, effectMillis) : batched ? store.batched(consumer, effectMillis)
+                    : store.runtime(consumer, effectMillis);
+            Subscription subscription = transport.subscribe(queue, handler(runtime, mode.endsWith("broken-ack-first")));
             System.out.println("READY");
             System.out.flush();
             stop.await();
+            if (runtime instanceof BatchingConsumer<?> b) {
+                b.close(); // as serve does: the batches settle first, then the subscription closes
+            }
             subscription.close();
         } finally {
             transport.close();
@@ -116,6 +122,7 @@ public final class CrashChild {
 
     /** The delivery handler around the runtime: it records the attempt, and acknowledges through the probe. */
     private static DeliveryHandler handler(DeliveryHandler runtime, boolean brokenAckFirst) {
+        // (the runtime is the single-message ConsumerRuntime or, in the batched modes, the BatchingConsumer serve runs)
         return delivery -> {
             ATTEMPT.set(delivery.attempt());
             if (brokenAckFirst) {
@@ -189,6 +196,9 @@ public final class CrashChild {
     private interface Store extends AutoCloseable {
         ConsumerRuntime<?> runtime(String consumer, long effectMillis);
 
+        /** The same consumer, batched as {@code serve} runs it by default. */
+        BatchingConsumer<?> batched(String consumer, long effectMillis);
+
         ProcessedKeys processed(ConsumerName consumer);
 
         @Override
@@ -200,6 +210,17 @@ public final class CrashChild {
         SplittableRandom random = new SplittableRandom();
         return new ConsumerRuntime<>(ConsumerSettings.defaults(consumer).withRetryPolicy(retryPolicy()), inbox, handler,
                 () -> {
+                    synchronized (random) {
+                        return random.nextDouble();
+                    }
+                }, Clock.system(), ConsumerEvents.none());
+    }
+
+    private static <U extends UnitOfWork> BatchingConsumer<U> batched(String consumer, InboxStore<U> inbox,
+            MessageHandler<? super U> handler) {
+        SplittableRandom random = new SplittableRandom();
+        return new BatchingConsumer<>(ConsumerSettings.defaults(consumer).withRetryPolicy(retryPolicy()), inbox, handler,
+                BatchingConsumer.BatchSettings.defaults().withMaxBatch(5).withLinger(Duration.ofMillis(20)), () -> {
                     synchronized (random) {
                         return random.nextDouble();
                     }
@@ -221,6 +242,11 @@ public final class CrashChild {
         @Override
         public ConsumerRuntime<?> runtime(String consumer, long effectMillis) {
             return CrashChild.runtime(consumer, inbox, handler(consumer, effectMillis));
+        }
+
+        @Override
+        public BatchingConsumer<?> batched(String consumer, long effectMillis) {
+            return CrashChild.batched(consumer, inbox, handler(consumer, effectMillis));
         }
 
         /**
@@ -300,7 +326,16 @@ public final class CrashChild {
 
         @Override
         public ConsumerRuntime<?> runtime(String consumer, long effectMillis) {
-            MessageHandler<RedisUnitOfWork> handler = (m, work) -> {
+            return CrashChild.runtime(consumer, redis.inbox().stagedOnly(), handler(consumer, effectMillis));
+        }
+
+        @Override
+        public BatchingConsumer<?> batched(String consumer, long effectMillis) {
+            return CrashChild.batched(consumer, redis.inbox().stagedOnly(), handler(consumer, effectMillis));
+        }
+
+        private MessageHandler<RedisUnitOfWork> handler(String consumer, long effectMillis) {
+            return (m, work) -> {
                 CrashProbe.reached(CrashPoint.BEFORE_EFFECT);
                 behave(m, redis.get(prefix + ":crash-poison:" + m.rawId()).isPresent());
                 work.hincrBy(prefix + ":crash-effects:" + consumer, m.rawId(), 1);
@@ -308,7 +343,6 @@ public final class CrashChild {
                 CrashProbe.reached(CrashPoint.INSIDE_EFFECT);
             };
             // what serve runs on Redis: every effect staged, one round trip per delivery
-            return CrashChild.runtime(consumer, redis.inbox().stagedOnly(), handler);
         }
 
         @Override

@@ -48,6 +48,40 @@ class CrashHarnessIT {
         }
     }
 
+    /** The batched consumer serve runs by default, killed inside a batch's effects and between its commit and its acks. */
+    static Stream<Arguments> batchedCases() {
+        return Stream.of(Arguments.of(Combination.PG_RABBIT, CrashPoint.AFTER_COMMIT_BEFORE_ACK),
+                Arguments.of(Combination.PG_SQS, CrashPoint.INSIDE_EFFECT),
+                Arguments.of(Combination.REDIS_RABBIT, CrashPoint.AFTER_COMMIT_BEFORE_ACK));
+    }
+
+    @ParameterizedTest(name = "batched on {0} killed at {1}")
+    @MethodSource("batchedCases")
+    void theBatchedConsumerRunsEveryEffectExactlyOnceWhenKilledThere(Combination combination, CrashPoint point)
+            throws Exception {
+        try (CrashHarness harness = new CrashHarness(combination)) {
+            CrashHarness.Report report = harness.run(point, KILLS, System.nanoTime(), "batched");
+            REPORTS.add(report);
+            assertThat(report.problems()).as(report.toString()).isEmpty();
+            assertThat(report.kills()).as("kills that landed: %s", report).isGreaterThanOrEqualTo(1);
+            assertThat(report.lost()).as("lost: %s", report).isZero();
+            assertThat(report.duplicated()).as("duplicated: %s", report).isZero();
+            assertThat(report.unsettled()).as("unsettled: %s", report).isZero();
+        }
+    }
+
+    /** The same harness bites on the batched consumer: acknowledged before its batch committed, killed inside it. */
+    @Test
+    void theHarnessCatchesABatchedConsumerThatAcknowledgesBeforeItsBatchCommits() throws Exception {
+        try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
+            CrashHarness.Report broken = harness.run(CrashPoint.INSIDE_EFFECT, 1, 42, "batched-broken-ack-first");
+            REPORTS.add(broken);
+            assertThat(broken.kills()).isEqualTo(1);
+            assertThat(broken.lost()).as("the broken batched consumer loses what it acked: %s", broken)
+                    .isGreaterThanOrEqualTo(1);
+        }
+    }
+
     /**
      * The harness bites: a consumer that acknowledges a delivery before its unit of work commits (here: before the
      * effect even runs) loses the message when it is killed inside the effect, and the harness reports it lost.
