@@ -30,11 +30,13 @@ final class AmqpMessages {
     static final String X_DEATH = "x-death";
     /** x-death entries moved out of x-death by a republished copy (see {@link #copyHeaders}), newest first. */
     static final String EARLIER_DEATHS = "x-idemkit-earlier-deaths";
+    /** Set by a quorum queue on a redelivery: how often the broker delivered this copy before; the broker's, not the producer's. */
+    static final String DELIVERY_COUNT = "x-delivery-count";
     static final int MAX_REASON_LENGTH = 1000;
 
     /** Transport bookkeeping, not the producer's headers: hidden from {@link Message#headers()}. */
     private static final Set<String> INTERNAL = Set.of(AttemptHistory.HEADER, REASON, ORIGIN_QUEUE, DEAD_LETTERED_AT,
-            DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG, X_DEATH, EARLIER_DEATHS);
+            DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG, X_DEATH, EARLIER_DEATHS, DELIVERY_COUNT);
 
     private static final Logger LOG = LoggerFactory.getLogger(AmqpMessages.class);
 
@@ -176,8 +178,11 @@ final class AmqpMessages {
         return b.build();
     }
 
+    /** The headers to give a copy: all of them but the delivery count, which belongs to the copy the broker delivered. */
     static Map<String, Object> mutableHeaders(AMQP.BasicProperties props) {
-        return props.getHeaders() == null ? new HashMap<>() : new HashMap<>(props.getHeaders());
+        Map<String, Object> headers = props.getHeaders() == null ? new HashMap<>() : new HashMap<>(props.getHeaders());
+        headers.remove(DELIVERY_COUNT);
+        return headers;
     }
 
     /** Ids from the wire may hold anything: never let one forge a log line. */

@@ -26,6 +26,9 @@ import java.util.Map;
  * header can send a redrive elsewhere.
  */
 final class DeadLetterReader {
+    /** The {@code x-death} reason of a quorum queue's delivery limit. */
+    static final String DELIVERY_LIMIT = "delivery_limit";
+
     private DeadLetterReader() {}
 
     static RabbitDeadLetter read(AMQP.BasicProperties props, byte[] body, String queue, Instant now) {
@@ -37,8 +40,16 @@ final class DeadLetterReader {
 
         String reason = ours ? AmqpMessages.text(headers.get(AmqpMessages.REASON)) : null;
         if (reason == null || reason.isBlank()) {
-            reason = last == null ? "dead-lettered without a recorded reason"
-                    : "broker dead-lettered it from " + last.queue() + " (" + last.reason() + "); no idemkit reason recorded";
+            if (last == null) {
+                reason = "dead-lettered without a recorded reason";
+            } else if (DELIVERY_LIMIT.equals(last.reason())) {
+                reason = "delivery limit reached: the broker delivered it from " + last.queue() + " more often than its"
+                        + " x-delivery-limit allows without it being settled (the consumer crashed, lost its connection"
+                        + " or gave it back each time it held it), so it dead-lettered it before idemkit could count an"
+                        + " attempt";
+            } else {
+                reason = "broker dead-lettered it from " + last.queue() + " (" + last.reason() + "); no idemkit reason recorded";
+            }
         }
         boolean afterOurRetry = last != null && last.queue().equals(queue) && deaths.size() > 1
                 && RabbitTopology.isRetryQueueOf(deaths.get(1).queue(), queue);

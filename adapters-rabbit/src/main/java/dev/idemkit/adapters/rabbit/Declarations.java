@@ -1,17 +1,30 @@
 package dev.idemkit.adapters.rabbit;
 
+import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import dev.idemkit.ports.out.TopologyMismatchException;
 import dev.idemkit.ports.out.TransportException;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 
 /**
  * Declares {@link RabbitTopology} once per queue (and once per retry bucket) per process, each time on
- * a short-lived channel, so that a refused declaration (a queue that exists with other arguments)
- * closes only that channel. Declarations are idempotent, so two processes declaring at once is fine.
+ * a short-lived channel, so that a refused declaration closes only that channel. Declarations are idempotent, so two
+ * processes declaring at once is fine.
+ *
+ * <p>A queue that already exists with another type or other arguments is never redeclared nor retried in a loop: the
+ * broker refuses the declaration ({@code PRECONDITION_FAILED}, naming ONE argument), so the refused argument is
+ * taken at the broker's value and the declaration tried again on a fresh channel until the broker accepts it; then
+ * ONE {@link TopologyMismatchException} names the queue and every differing argument with both values
+ * ({@link Inequivalence}). Such a probe declares a queue that exists, so it changes nothing; only if the queue were
+ * deleted between two probes would one create it, with the arguments it had, and the exception is still thrown.
  */
 final class Declarations {
 
@@ -20,22 +33,54 @@ final class Declarations {
         T run(Channel channel) throws IOException;
     }
 
+    /** More than RabbitMQ compares for a queue (about a dozen arguments). */
+    private static final int MAX_PROBES = 24;
+
     private final Connection connection;
     private final int retriesDeclaredUpFront;
+    private final RabbitTopology.Shape shape;
     private final Set<String> declared = ConcurrentHashMap.newKeySet();
 
-    Declarations(Connection connection, int maxAttemptsHint) {
+    Declarations(Connection connection, RabbitSettings settings) {
         this.connection = connection;
-        this.retriesDeclaredUpFront = Math.max(0, maxAttemptsHint - 1);
+        this.retriesDeclaredUpFront = Math.max(0, settings.maxAttemptsHint() - 1);
+        this.shape = new RabbitTopology.Shape(settings.queueType(), settings.deliveryLimit(),
+                brokerMajor(connection.getServerProperties().get("version")));
     }
 
+    RabbitTopology.Shape shape() {
+        return shape;
+    }
+
+    /**
+     * @throws TopologyMismatchException if one of the topology's queues exists with another type or other arguments
+     * @throws TransportException if the broker cannot be reached or refuses for another reason
+     */
     void ensureQueue(String queue) {
         RabbitTopology.requireUsableName(queue);
         if (!declared.contains(queue)) {
-            withChannel("declare the topology of " + queue, ch -> {
-                RabbitTopology.declare(ch, queue, retriesDeclaredUpFront);
+            withChannel("declare the dead-letter exchange of " + queue, ch -> {
+                ch.exchangeDeclare(RabbitTopology.deadLetterExchange(queue), BuiltinExchangeType.DIRECT, true);
                 return null;
             });
+            Map<String, List<Inequivalence>> differing = new LinkedHashMap<>();
+            RabbitTopology.queues(queue, shape).forEach((name, args) -> {
+                List<Inequivalence> found = declareOrCompare(name, args);
+                if (!found.isEmpty()) {
+                    differing.put(name, found);
+                }
+            });
+            if (!differing.isEmpty()) {
+                throw new TopologyMismatchException(queue, Inequivalence.describe(differing, shape), null);
+            }
+            withChannel("bind the dead-letter queue of " + queue, ch -> {
+                ch.queueBind(RabbitTopology.deadLetterQueue(queue), RabbitTopology.deadLetterExchange(queue),
+                        RabbitTopology.deadLetterQueue(queue));
+                return null;
+            });
+            for (int bucket : RabbitTopology.bucketsUpFront(retriesDeclaredUpFront)) {
+                ensureRetryBucket(queue, bucket);
+            }
             declared.add(queue);
         }
     }
@@ -48,10 +93,7 @@ final class Declarations {
     void ensureRetryBucket(String queue, int bucketSeconds) {
         String name = RabbitTopology.retryQueue(queue, bucketSeconds);
         if (!declared.contains(name)) {
-            withChannel("declare " + name, ch -> {
-                RabbitTopology.declareRetryBucket(ch, queue, bucketSeconds);
-                return null;
-            });
+            declareQueue(name, shape.retryBucket(queue, bucketSeconds));
             declared.add(name);
         }
     }
@@ -64,13 +106,60 @@ final class Declarations {
         forget(queue);
     }
 
+    /** Declares one durable queue, or throws naming how the existing one differs (see the class comment). */
+    void declareQueue(String name, Map<String, Object> wanted) {
+        List<Inequivalence> found = declareOrCompare(name, wanted);
+        if (!found.isEmpty()) {
+            throw new TopologyMismatchException(name, Inequivalence.describe(Map.of(name, found), shape), null);
+        }
+    }
+
+    /** Declares the queue; when it exists with other arguments, every argument that differs (nothing declared). */
+    private List<Inequivalence> declareOrCompare(String name, Map<String, Object> wanted) {
+        Map<String, Object> probe = new LinkedHashMap<>(wanted);
+        List<Inequivalence> found = new ArrayList<>();
+        for (int attempt = 0; attempt < MAX_PROBES; attempt++) {
+            try (Channel ch = connection.createChannel()) {
+                ch.queueDeclare(name, true, false, false, probe);
+                return found;
+            } catch (IOException | TimeoutException | RuntimeException e) {
+                Inequivalence refused = Inequivalence.of(e).orElse(null);
+                if (refused == null) {
+                    if (found.isEmpty()) {
+                        throw new TransportException("cannot declare queue " + name + ": " + rootMessage(e), e);
+                    }
+                    return found;
+                }
+                found.add(refused);
+                if (!refused.adoptInto(probe)) {
+                    return found;
+                }
+            }
+        }
+        return found;
+    }
+
     /** Runs {@code work} on a fresh channel and closes it; broker and I/O errors become {@link TransportException}. */
     <T> T withChannel(String what, ChannelWork<T> work) {
         try (Channel ch = connection.createChannel()) {
             return work.run(ch);
         } catch (IOException | TimeoutException | RuntimeException e) {
-            String cause = e.getCause() != null && e.getMessage() == null ? e.getCause().getMessage() : e.getMessage();
-            throw new TransportException("cannot " + what + ": " + cause, e);
+            throw new TransportException("cannot " + what + ": " + rootMessage(e), e);
+        }
+    }
+
+    private static String rootMessage(Throwable e) {
+        return e.getCause() != null && e.getMessage() == null ? e.getCause().getMessage() : e.getMessage();
+    }
+
+    /** The major version the broker announces ({@code 3.10.8} gives 3); 0 when it says nothing readable. */
+    static int brokerMajor(Object version) {
+        String text = version == null ? "" : version.toString();
+        int dot = text.indexOf('.');
+        try {
+            return Integer.parseInt(dot < 0 ? text : text.substring(0, dot));
+        } catch (NumberFormatException e) {
+            return 0;
         }
     }
 }

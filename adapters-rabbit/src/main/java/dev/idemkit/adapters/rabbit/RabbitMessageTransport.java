@@ -1,5 +1,7 @@
 package dev.idemkit.adapters.rabbit;
 
+import com.rabbitmq.client.Address;
+import com.rabbitmq.client.AddressResolver;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.idemkit.ports.out.Clock;
@@ -61,16 +63,18 @@ public final class RabbitMessageTransport implements MessageTransport {
         this.consumerThreads = Executors.newCachedThreadPool(named(connectionName + "-consumer"));
         this.reopener = Executors.newSingleThreadScheduledExecutor(named(connectionName + "-reopen"));
         ConnectionFactory factory = factory(settings);
+        AddressResolver nodes = nodes(settings);
         try {
-            this.publishing = factory.newConnection(connectionName + "-publish");
-            this.consuming = factory.newConnection(consumerThreads, connectionName + "-consume");
+            this.publishing = factory.newConnection(null, nodes, connectionName + "-publish");
+            this.consuming = factory.newConnection(consumerThreads, nodes, connectionName + "-consume");
         } catch (IOException | java.util.concurrent.TimeoutException e) {
             consumerThreads.shutdownNow();
             reopener.shutdownNow();
-            throw new TransportException("cannot connect to " + settings.redactedUri() + ": " + e.getMessage(), e);
+            throw new TransportException("cannot connect to " + settings.redactedUri()
+                    + (settings.addresses().isEmpty() ? "" : " at " + settings.addresses()) + ": " + e.getMessage(), e);
         }
         this.publisher = new ConfirmingPublisher(publishing, PUBLISHING_CHANNELS, settings.confirmTimeout());
-        this.declarations = new Declarations(publishing, settings.maxAttemptsHint());
+        this.declarations = new Declarations(publishing, settings);
         this.deadLetters = new RabbitDeadLetterQueue(publishing, declarations, settings.confirmTimeout(), clock);
         LOG.info("decision=connect settings={}", settings);
     }
@@ -155,6 +159,31 @@ public final class RabbitMessageTransport implements MessageTransport {
         f.setRequestedHeartbeat(15);
         f.setConnectionTimeout(5_000);
         return f;
+    }
+
+    /**
+     * The uri's host and port, or the settings' node addresses, tried IN THE ORDER GIVEN on connect and on every
+     * recovery (amqp-client would shuffle them; Spring AMQP's default does not either). A deployment spreads its
+     * connections by giving each instance its own order. The leader of a quorum queue is placed on the node of the
+     * connection that declares it.
+     */
+    private static AddressResolver nodes(RabbitSettings settings) {
+        List<Address> addresses = settings.addresses().isEmpty()
+                ? List.of(new Address(settings.uri().getHost(), settings.uri().getPort() > 0 ? settings.uri().getPort()
+                        : "amqps".equals(settings.uri().getScheme()) ? ConnectionFactory.DEFAULT_AMQP_OVER_SSL_PORT
+                        : ConnectionFactory.DEFAULT_AMQP_PORT))
+                : settings.addresses().stream().map(Address::parseAddress).toList();
+        return new AddressResolver() {
+            @Override
+            public List<Address> getAddresses() {
+                return addresses;
+            }
+
+            @Override
+            public List<Address> maybeShuffle(List<Address> input) {
+                return input;
+            }
+        };
     }
 
     private static ThreadFactory named(String prefix) {

@@ -2,6 +2,9 @@ package dev.idemkit.adapters.rabbit;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
@@ -18,11 +21,48 @@ import java.util.function.Function;
  *     backoff needs are declared with the topology, the others on first use
  * @param shutdownGrace how long closing a subscription waits for in-flight deliveries to settle before
  *     their channels are closed (the broker then requeues what is unsettled)
+ * @param queueType the type of every queue idemkit declares (work queue, retry buckets, hold queue, dead-letter
+ *     queue); an existing queue of another type or with other arguments is refused, never redeclared
+ * @param addresses the cluster's nodes as {@code host:port}, tried in this order on connect and on recovery; empty
+ *     means the uri's host and port. The uri still gives user, password, virtual host and TLS
+ * @param deliveryLimit quorum queues only: how often the broker may deliver ONE copy of a message that comes back
+ *     unsettled (the consumer crashed or lost its connection while holding it, or gave it back) before the broker
+ *     dead-letters it into the dead-letter queue with reason {@code delivery_limit}. A safety net under idemkit's own
+ *     attempt count (each idemkit retry is a fresh copy, so retries do not count); at least {@code maxAttemptsHint}
  */
 public record RabbitSettings(URI uri, int prefetch, int consumers, Duration confirmTimeout, int maxAttemptsHint,
-        Duration shutdownGrace) {
+        Duration shutdownGrace, QueueType queueType, List<String> addresses, int deliveryLimit) {
 
     public static final String DEFAULT_URI = "amqp://guest:guest@127.0.0.1:5672/%2F";
+    /** RabbitMQ 4's own default for quorum queues; far above what normal operation (restarts, rebalances) returns. */
+    public static final int DEFAULT_DELIVERY_LIMIT = 20;
+    public static final int MAX_DELIVERY_LIMIT = 10_000;
+
+    /** The queue types idemkit declares. */
+    public enum QueueType {
+        /**
+         * Replicated (Raft) queues: the durable type of a cluster. Dead-lettering is at-least-once
+         * ({@code x-dead-letter-strategy=at-least-once}, {@code x-overflow=reject-publish}) and the work queue has
+         * {@code x-delivery-limit}.
+         */
+        QUORUM,
+        /** Single-node classic queues, declared exactly as idemkit did before quorum queues (no type argument). */
+        CLASSIC;
+
+        static QueueType parse(String text) {
+            for (QueueType t : values()) {
+                if (t.name().equalsIgnoreCase(text)) {
+                    return t;
+                }
+            }
+            throw new IllegalArgumentException("expected quorum or classic, got '" + text + "'");
+        }
+
+        /** As the setting spells it. */
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
 
     public RabbitSettings {
         Objects.requireNonNull(uri, "uri");
@@ -43,17 +83,61 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
         if (shutdownGrace.isNegative()) {
             throw new IllegalArgumentException("shutdownGrace must not be negative, got " + shutdownGrace);
         }
+        Objects.requireNonNull(queueType, "queueType");
+        addresses = List.copyOf(addresses);
+        addresses.forEach(RabbitSettings::requireHostAndPort);
+        if (deliveryLimit < maxAttemptsHint || deliveryLimit > MAX_DELIVERY_LIMIT) {
+            throw new IllegalArgumentException("deliveryLimit must be " + maxAttemptsHint + ".." + MAX_DELIVERY_LIMIT
+                    + " (at least maxAttemptsHint, so that the broker never dead-letters a message idemkit would still"
+                    + " retry), got " + deliveryLimit);
+        }
     }
 
-    /** Local broker, prefetch 100, 1 consumer, 5 s confirm timeout, 3 attempts, 5 s grace. */
+    /**
+     * Local broker, prefetch 100, 1 consumer, 5 s confirm timeout, 3 attempts, 5 s grace, quorum queues, delivery
+     * limit 20.
+     */
     public static RabbitSettings defaults() {
-        return new RabbitSettings(URI.create(DEFAULT_URI), 100, 1, Duration.ofSeconds(5), 3, Duration.ofSeconds(5));
+        return new RabbitSettings(URI.create(DEFAULT_URI), 100, 1, Duration.ofSeconds(5), 3, Duration.ofSeconds(5),
+                QueueType.QUORUM, List.of(), DEFAULT_DELIVERY_LIMIT);
+    }
+
+    /** {@code host:port} pairs separated by commas (blanks around them ignored), as {@code IDEMKIT_RABBIT_ADDRESSES} takes them. */
+    public static List<String> parseAddresses(String text) {
+        List<String> out = new ArrayList<>();
+        for (String part : text.split(",")) {
+            if (!part.isBlank()) {
+                out.add(requireHostAndPort(part.strip()));
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("expected host:port[,host:port...], got '" + text + "'");
+        }
+        return List.copyOf(out);
+    }
+
+    private static String requireHostAndPort(String address) {
+        int colon = address == null ? -1 : address.lastIndexOf(':');
+        if (colon <= 0 || colon == address.length() - 1 || address.contains("/") || address.contains("@")) {
+            throw new IllegalArgumentException("a node address must be host:port, got '" + address + "'");
+        }
+        try {
+            int port = Integer.parseInt(address.substring(colon + 1));
+            if (port < 1 || port > 65_535) {
+                throw new IllegalArgumentException("a node address's port must be 1..65535, got '" + address + "'");
+            }
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("a node address must be host:port, got '" + address + "'");
+        }
+        return address;
     }
 
     /**
      * The defaults overridden by {@code IDEMKIT_RABBIT_URI}, {@code IDEMKIT_RABBIT_PREFETCH},
      * {@code IDEMKIT_RABBIT_CONSUMERS}, {@code IDEMKIT_RABBIT_CONFIRM_TIMEOUT_MS},
-     * {@code IDEMKIT_RABBIT_MAX_ATTEMPTS} and {@code IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS}.
+     * {@code IDEMKIT_RABBIT_MAX_ATTEMPTS}, {@code IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS}, {@code IDEMKIT_RABBIT_QUEUE_TYPE}
+     * ({@code quorum} or {@code classic}), {@code IDEMKIT_RABBIT_ADDRESSES} ({@code host:port,host:port,...}) and
+     * {@code IDEMKIT_RABBIT_DELIVERY_LIMIT}.
      */
     public static RabbitSettings fromEnvironment() {
         return fromEnvironment(System.getenv());
@@ -62,37 +146,55 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
     /** As {@link #fromEnvironment()}, reading the given variables. */
     public static RabbitSettings fromEnvironment(Map<String, String> env) {
         RabbitSettings d = defaults();
+        int maxAttempts = read(env, "IDEMKIT_RABBIT_MAX_ATTEMPTS", Integer::parseInt, d.maxAttemptsHint);
         return new RabbitSettings(
                 read(env, "IDEMKIT_RABBIT_URI", URI::create, d.uri),
                 read(env, "IDEMKIT_RABBIT_PREFETCH", Integer::parseInt, d.prefetch),
                 read(env, "IDEMKIT_RABBIT_CONSUMERS", Integer::parseInt, d.consumers),
                 read(env, "IDEMKIT_RABBIT_CONFIRM_TIMEOUT_MS", s -> Duration.ofMillis(Long.parseLong(s)), d.confirmTimeout),
-                read(env, "IDEMKIT_RABBIT_MAX_ATTEMPTS", Integer::parseInt, d.maxAttemptsHint),
-                read(env, "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", s -> Duration.ofMillis(Long.parseLong(s)), d.shutdownGrace));
+                maxAttempts,
+                read(env, "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", s -> Duration.ofMillis(Long.parseLong(s)), d.shutdownGrace),
+                read(env, "IDEMKIT_RABBIT_QUEUE_TYPE", QueueType::parse, d.queueType),
+                read(env, "IDEMKIT_RABBIT_ADDRESSES", RabbitSettings::parseAddresses, d.addresses),
+                read(env, "IDEMKIT_RABBIT_DELIVERY_LIMIT", Integer::parseInt, Math.max(d.deliveryLimit, maxAttempts)));
     }
 
     public RabbitSettings withUri(URI u) {
-        return new RabbitSettings(u, prefetch, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace);
+        return new RabbitSettings(u, prefetch, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace, queueType, addresses, deliveryLimit);
     }
 
     public RabbitSettings withPrefetch(int n) {
-        return new RabbitSettings(uri, n, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace);
+        return new RabbitSettings(uri, n, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace, queueType, addresses, deliveryLimit);
     }
 
     public RabbitSettings withConsumers(int n) {
-        return new RabbitSettings(uri, prefetch, n, confirmTimeout, maxAttemptsHint, shutdownGrace);
+        return new RabbitSettings(uri, prefetch, n, confirmTimeout, maxAttemptsHint, shutdownGrace, queueType, addresses, deliveryLimit);
     }
 
     public RabbitSettings withConfirmTimeout(Duration d) {
-        return new RabbitSettings(uri, prefetch, consumers, d, maxAttemptsHint, shutdownGrace);
+        return new RabbitSettings(uri, prefetch, consumers, d, maxAttemptsHint, shutdownGrace, queueType, addresses, deliveryLimit);
     }
 
+    /** Also raises the delivery limit to {@code n} if it was lower (the limit must stay at least the attempt count). */
     public RabbitSettings withMaxAttemptsHint(int n) {
-        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, n, shutdownGrace);
+        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, n, shutdownGrace, queueType, addresses,
+                Math.max(deliveryLimit, n));
     }
 
     public RabbitSettings withShutdownGrace(Duration d) {
-        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, maxAttemptsHint, d);
+        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, maxAttemptsHint, d, queueType, addresses, deliveryLimit);
+    }
+
+    public RabbitSettings withQueueType(QueueType t) {
+        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace, t, addresses, deliveryLimit);
+    }
+
+    public RabbitSettings withAddresses(List<String> nodes) {
+        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace, queueType, nodes, deliveryLimit);
+    }
+
+    public RabbitSettings withDeliveryLimit(int n) {
+        return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, maxAttemptsHint, shutdownGrace, queueType, addresses, n);
     }
 
     /** The uri with its password replaced by {@code ***}. */
@@ -108,7 +210,8 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
     public String toString() {
         return "RabbitSettings[uri=" + redactedUri() + ", prefetch=" + prefetch + ", consumers=" + consumers
                 + ", confirmTimeout=" + confirmTimeout + ", maxAttemptsHint=" + maxAttemptsHint
-                + ", shutdownGrace=" + shutdownGrace + "]";
+                + ", shutdownGrace=" + shutdownGrace + ", queueType=" + queueType.label()
+                + (addresses.isEmpty() ? "" : ", addresses=" + addresses) + ", deliveryLimit=" + deliveryLimit + "]";
     }
 
     private static void requirePositive(String name, Duration d) {

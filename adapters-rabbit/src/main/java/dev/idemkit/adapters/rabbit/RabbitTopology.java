@@ -1,10 +1,10 @@
 package dev.idemkit.adapters.rabbit;
 
-import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -13,7 +13,8 @@ import java.util.Map;
  * declaration is idempotent (same name, same arguments).
  *
  * <pre>
- *  Q                 durable; x-dead-letter-exchange = Q.dlx, routing key Q.dlq (rejects, fallback path)
+ *  Q                 durable; x-dead-letter-exchange = Q.dlx, routing key Q.dlq (rejects, fallback path; quorum:
+ *                    also deliveries over x-delivery-limit)
  *  Q.retry.{N}s      durable; x-message-ttl = N s; dead-letters to "" with routing key Q (back to the work queue)
  *  Q.dlq.hold        durable; x-message-ttl = 0; dead-letters to Q.dlx with routing key Q.dlq
  *  Q.dlx             durable direct exchange; Q.dlq bound with routing key Q.dlq
@@ -21,7 +22,12 @@ import java.util.Map;
  *                    operator redrives or removes them (nothing expires a dead letter unseen)
  * </pre>
  *
- * Retry buckets are powers of two from 1 s to 4096 s; a delay goes to the smallest bucket that holds it
+ * Quorum queues (the default) add {@code x-queue-type=quorum} to all of them, and
+ * {@code x-dead-letter-strategy=at-least-once} with {@code x-overflow=reject-publish} to the three that dead-letter;
+ * classic queues are declared exactly as before quorum support (no type argument), so existing classic deployments
+ * keep working ({@link Shape}).
+ *
+ * <p>Retry buckets are powers of two from 1 s to 4096 s; a delay goes to the smallest bucket that holds it
  * and also carries its exact delay as the per-message {@code expiration}.
  */
 final class RabbitTopology {
@@ -78,27 +84,91 @@ final class RabbitTopology {
         }
     }
 
-    /** Declares the work queue, the dead-letter path and the retry buckets for the first {@code retries} retries. */
-    static void declare(Channel channel, String queue, int retries) throws IOException {
-        String dlx = deadLetterExchange(queue);
-        String dlq = deadLetterQueue(queue);
-        channel.exchangeDeclare(dlx, BuiltinExchangeType.DIRECT, true);
-        channel.queueDeclare(dlq, true, false, false, Map.of());
-        channel.queueBind(dlq, dlx, dlq);
-        channel.queueDeclare(holdQueue(queue), true, false, false,
-                Map.of("x-message-ttl", 0, "x-dead-letter-exchange", dlx, "x-dead-letter-routing-key", dlq));
-        channel.queueDeclare(queue, true, false, false,
-                Map.of("x-dead-letter-exchange", dlx, "x-dead-letter-routing-key", dlq));
-        for (int retry = 0; retry < retries; retry++) {
-            declareRetryBucket(channel, queue, bucketSeconds(Duration.ofSeconds(1L << Math.min(retry, 12))));
+    /**
+     * What every queue of a topology is declared with: the type, and for quorum queues at-least-once dead-lettering
+     * and the work queue's delivery limit.
+     *
+     * @param brokerMajor the broker's major version; from 4 on quorum queues have a default delivery limit of 20,
+     *     which would let the broker drop a dead letter that operators inspected 20 times (every read gives it back),
+     *     so the dead-letter queue then gets {@code x-delivery-limit = -1} (RabbitMQ 4: no limit). On 3.x it gets
+     *     none: there -1 is not "unlimited" (a returned message was dropped on 3.10.8)
+     */
+    record Shape(RabbitSettings.QueueType type, int deliveryLimit, int brokerMajor) {
+        boolean quorum() {
+            return type == RabbitSettings.QueueType.QUORUM;
+        }
+
+        /** Q: rejects and (quorum) deliveries over the limit dead-letter into Q.dlx -> Q.dlq. */
+        Map<String, Object> work(String queue) {
+            Map<String, Object> args = deadLettering(deadLetterExchange(queue), deadLetterQueue(queue));
+            if (quorum()) {
+                args.put(DELIVERY_LIMIT, deliveryLimit);
+            }
+            return args;
+        }
+
+        /** Q.dlq.hold: TTL 0, so the broker dead-letters at once into Q.dlq (adding x-death). */
+        Map<String, Object> hold(String queue) {
+            Map<String, Object> args = deadLettering(deadLetterExchange(queue), deadLetterQueue(queue));
+            args.put("x-message-ttl", 0);
+            return args;
+        }
+
+        /** Q.retry.Ns: TTL N s, dead-letters back to Q through the default exchange. */
+        Map<String, Object> retryBucket(String queue, int bucketSeconds) {
+            Map<String, Object> args = deadLettering("", queue);
+            args.put("x-message-ttl", bucketSeconds * 1000);
+            return args;
+        }
+
+        /** Q.dlq: no TTL, no dead-lettering of its own; nothing expires or drops a dead letter. */
+        Map<String, Object> deadLetters() {
+            Map<String, Object> args = new LinkedHashMap<>();
+            if (quorum()) {
+                args.put(QUEUE_TYPE, "quorum");
+                if (brokerMajor >= 4) {
+                    args.put(DELIVERY_LIMIT, -1);
+                }
+            }
+            return args;
+        }
+
+        private Map<String, Object> deadLettering(String exchange, String routingKey) {
+            Map<String, Object> args = new LinkedHashMap<>();
+            if (quorum()) {
+                args.put(QUEUE_TYPE, "quorum");
+                // at-least-once dead-lettering needs reject-publish; without it RabbitMQ silently falls back to at-most-once
+                args.put("x-overflow", "reject-publish");
+                args.put("x-dead-letter-strategy", "at-least-once");
+            }
+            args.put("x-dead-letter-exchange", exchange);
+            args.put("x-dead-letter-routing-key", routingKey);
+            return args;
         }
     }
 
-    static void declareRetryBucket(Channel channel, String queue, int bucketSeconds) throws IOException {
-        channel.queueDeclare(retryQueue(queue, bucketSeconds), true, false, false, Map.of(
-                "x-message-ttl", bucketSeconds * 1000,
-                "x-dead-letter-exchange", "",
-                "x-dead-letter-routing-key", queue));
+    static final String QUEUE_TYPE = "x-queue-type";
+    static final String DELIVERY_LIMIT = "x-delivery-limit";
+
+    /** The queues of {@code queue}'s topology but the optional retry buckets, in declaration order, with their arguments. */
+    static Map<String, Map<String, Object>> queues(String queue, Shape shape) {
+        Map<String, Map<String, Object>> out = new LinkedHashMap<>();
+        out.put(deadLetterQueue(queue), shape.deadLetters());
+        out.put(holdQueue(queue), shape.hold(queue));
+        out.put(queue, shape.work(queue));
+        return out;
+    }
+
+    /** The retry buckets declared with the topology: those the first {@code retries} retries of the default backoff use. */
+    static List<Integer> bucketsUpFront(int retries) {
+        List<Integer> out = new ArrayList<>();
+        for (int retry = 0; retry < retries; retry++) {
+            int bucket = bucketSeconds(Duration.ofSeconds(1L << Math.min(retry, 12)));
+            if (!out.contains(bucket)) {
+                out.add(bucket);
+            }
+        }
+        return out;
     }
 
     /** Deletes every queue and the exchange the adapter may have declared for {@code queue}. */

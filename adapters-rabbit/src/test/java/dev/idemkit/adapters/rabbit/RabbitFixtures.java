@@ -58,6 +58,28 @@ final class RabbitFixtures {
         return out;
     }
 
+    /** A queue as the broker holds it (rabbitmqctl list_queues): its type and its arguments, name to value. */
+    record BrokerQueue(String type, java.util.Map<String, Object> arguments) {}
+
+    /** The queues of the default virtual host whose names start with {@code prefix}, as the broker holds them. */
+    static java.util.Map<String, BrokerQueue> brokerQueues(String prefix) throws IOException, InterruptedException {
+        com.fasterxml.jackson.databind.JsonNode all = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                rabbitmqctl("--formatter", "json", "list_queues", "name", "type", "arguments"));
+        java.util.Map<String, BrokerQueue> out = new java.util.TreeMap<>();
+        for (com.fasterxml.jackson.databind.JsonNode q : all) {
+            String name = q.get("name").asText();
+            if (name.startsWith(prefix)) {
+                java.util.Map<String, Object> args = new java.util.TreeMap<>();
+                for (com.fasterxml.jackson.databind.JsonNode a : q.get("arguments")) {
+                    com.fasterxml.jackson.databind.JsonNode v = a.get(2);
+                    args.put(a.get(0).asText(), v.isNumber() ? (Object) v.asLong() : v.asText());
+                }
+                out.put(name, new BrokerQueue(q.get("type").asText(), args));
+            }
+        }
+        return out;
+    }
+
     /** Force-closes, from the broker's side, every connection whose client-provided name starts with {@code prefix}. */
     static int closeConnections(String prefix) throws IOException, InterruptedException {
         int closed = 0;

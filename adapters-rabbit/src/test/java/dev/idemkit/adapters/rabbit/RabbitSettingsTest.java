@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -18,6 +19,9 @@ class RabbitSettingsTest {
         assertThat(s.prefetch()).isEqualTo(100);
         assertThat(s.consumers()).isEqualTo(1);
         assertThat(s.maxAttemptsHint()).isEqualTo(3);
+        assertThat(s.queueType()).isEqualTo(RabbitSettings.QueueType.QUORUM);
+        assertThat(s.addresses()).isEmpty();
+        assertThat(s.deliveryLimit()).isEqualTo(20);
     }
 
     @Test
@@ -28,9 +32,38 @@ class RabbitSettingsTest {
                 "IDEMKIT_RABBIT_CONSUMERS", "4",
                 "IDEMKIT_RABBIT_CONFIRM_TIMEOUT_MS", "2500",
                 "IDEMKIT_RABBIT_MAX_ATTEMPTS", "5",
-                "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", "750"));
+                "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", "750",
+                "IDEMKIT_RABBIT_QUEUE_TYPE", "Classic",
+                "IDEMKIT_RABBIT_ADDRESSES", " node1:5672, node2:5673 ,node3:5674",
+                "IDEMKIT_RABBIT_DELIVERY_LIMIT", "7"));
         assertThat(s).isEqualTo(new RabbitSettings(URI.create("amqp://app:s3cret@broker:5673/orders"), 1000, 4,
-                Duration.ofMillis(2500), 5, Duration.ofMillis(750)));
+                Duration.ofMillis(2500), 5, Duration.ofMillis(750), RabbitSettings.QueueType.CLASSIC,
+                List.of("node1:5672", "node2:5673", "node3:5674"), 7));
+    }
+
+    @Test
+    void theDeliveryLimitStaysAtLeastTheAttemptCount() {
+        assertThat(RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_MAX_ATTEMPTS", "30")).deliveryLimit())
+                .as("default limit raised to the attempts").isEqualTo(30);
+        assertThat(RabbitSettings.defaults().withMaxAttemptsHint(25).deliveryLimit()).isEqualTo(25);
+        assertThat(RabbitSettings.defaults().withMaxAttemptsHint(2).deliveryLimit()).isEqualTo(20);
+        assertThatThrownBy(() -> RabbitSettings.defaults().withDeliveryLimit(2))
+                .hasMessageContaining("deliveryLimit must be 3..10000");
+        assertThatThrownBy(() -> RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_MAX_ATTEMPTS", "5",
+                "IDEMKIT_RABBIT_DELIVERY_LIMIT", "4"))).hasMessageContaining("deliveryLimit must be 5..");
+    }
+
+    @Test
+    void badQueueTypesAndAddressesNameTheVariableAndTheRule() {
+        assertThatThrownBy(() -> RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_QUEUE_TYPE", "stream")))
+                .hasMessageContaining("IDEMKIT_RABBIT_QUEUE_TYPE").hasMessageContaining("quorum or classic");
+        for (String bad : new String[] {"node1", "node1:", ":5672", "node1:99999", "node1:x", "amqp://node1:5672",
+                "u:p@node1:5672", ","}) {
+            assertThatThrownBy(() -> RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_ADDRESSES", bad)))
+                    .as(bad).hasMessageContaining("IDEMKIT_RABBIT_ADDRESSES");
+        }
+        assertThatThrownBy(() -> RabbitSettings.defaults().withAddresses(List.of("node1")))
+                .hasMessageContaining("host:port");
     }
 
     @Test
