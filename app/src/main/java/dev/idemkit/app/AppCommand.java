@@ -34,7 +34,7 @@ abstract class AppCommand implements Callable<Integer> {
             Assembly assembly = Assembly.start(settings);
             assembly.banner().forEach(line -> out().println("idemkit " + line));
             return assembly;
-        } catch (dev.idemkit.app.config.ConfigException e) {
+        } catch (dev.idemkit.app.config.ConfigException | dev.idemkit.ports.out.TopologyMismatchException e) {
             throw e;
         } catch (RuntimeException e) {
             throw new Idemkit.Unreachable("could not start with " + settings.store().kind().name().toLowerCase()

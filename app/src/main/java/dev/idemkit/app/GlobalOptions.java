@@ -43,6 +43,15 @@ public final class GlobalOptions {
     @Option(names = "--rabbit-uri", paramLabel = "URI", description = "default amqp://guest:guest@127.0.0.1:5672/%%2F")
     String rabbitUri;
 
+    @Option(names = "--rabbit-queue-type", paramLabel = "quorum|classic", description = "type of the queues idemkit declares (default quorum; an existing queue of another type is refused)")
+    String rabbitQueueType;
+
+    @Option(names = "--rabbit-addresses", paramLabel = "HOST:PORT,...", description = "RabbitMQ cluster nodes, tried in this order (default: the uri's host)")
+    String rabbitAddresses;
+
+    @Option(names = "--rabbit-delivery-limit", description = "quorum queues: deliveries of a message that comes back unsettled before the broker dead-letters it (default 20, at least --max-attempts)")
+    String rabbitDeliveryLimit;
+
     @Option(names = "--sqs-endpoint", paramLabel = "URL", description = "SQS endpoint; absent: embedded ElasticMQ")
     String sqsEndpoint;
 
@@ -88,6 +97,9 @@ public final class GlobalOptions {
         put(f, "redis.url", redisUrl);
         put(f, "redis.prefix", redisPrefix);
         put(f, "rabbit.uri", rabbitUri);
+        put(f, "rabbit.queue-type", rabbitQueueType);
+        put(f, "rabbit.addresses", rabbitAddresses);
+        put(f, "rabbit.delivery-limit", rabbitDeliveryLimit);
         put(f, "sqs.endpoint", sqsEndpoint);
         put(f, "sqs.region", sqsRegion);
         put(f, "http.port", httpPort);

@@ -1,6 +1,7 @@
 package dev.idemkit.app;
 
 import dev.idemkit.app.config.ConfigException;
+import dev.idemkit.ports.out.TopologyMismatchException;
 import java.io.PrintWriter;
 import java.util.Map;
 import picocli.CommandLine;
@@ -8,7 +9,8 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code idemkit} command. Exit codes: 0 success, 1 a demo criterion failed or the work failed,
- * 2 bad usage or configuration (one clear message naming the setting, no stack trace), 3 a service
+ * 2 bad usage or configuration (one clear message naming the setting, no stack trace; also a broker queue that
+ * exists with other arguments than the settings want), 3 a service
  * could not be reached.
  */
 @Command(name = "idemkit", mixinStandardHelpOptions = true, version = "idemkit 0.1.0",
@@ -40,6 +42,11 @@ public final class Idemkit implements Runnable {
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
             Throwable root = e;
             if (root instanceof ConfigException) {
+                err.println("idemkit: " + root.getMessage());
+                return EXIT_CONFIG;
+            }
+            if (root instanceof TopologyMismatchException) {
+                // the broker holds a queue the settings do not match: a configuration problem, not a retryable one
                 err.println("idemkit: " + root.getMessage());
                 return EXIT_CONFIG;
             }

@@ -80,6 +80,38 @@ class CommandLineIT {
     }
 
     @Test
+    void serveRefusesAnExistingClassicQueueWhenQuorumQueuesAreWantedExits2NamingQueueArgumentAndBothValues()
+            throws Exception {
+        try (TestEnvironment.RabbitVhost vhost = new TestEnvironment.RabbitVhost()) {
+            // a deployment from before quorum queues: the seed's queues exist as classic ones
+            try (dev.idemkit.adapters.rabbit.RabbitMessageTransport classic = new dev.idemkit.adapters.rabbit
+                    .RabbitMessageTransport(dev.idemkit.adapters.rabbit.RabbitSettings.defaults()
+                            .withUri(java.net.URI.create(vhost.uri()))
+                            .withQueueType(dev.idemkit.adapters.rabbit.RabbitSettings.QueueType.CLASSIC))) {
+                classic.declare("orders.placed");
+                classic.declare("accounts.credit");
+            }
+            Map<String, String> env = TestEnvironment.settings(schema, "IDEMKIT_RABBIT_URI", vhost.uri(),
+                    "IDEMKIT_HTTP_PORT", "0");
+            TestEnvironment.Run run = assertTimeoutPreemptively(Duration.ofSeconds(60),
+                    () -> TestEnvironment.run(env, "serve"));
+
+            assertThat(run.exitCode()).as("exit code; out: %s err: %s", run.out(), run.err()).isEqualTo(2);
+            assertThat(run.err()).contains("queue 'orders.placed' has x-queue-type none (a classic queue) where the"
+                    + " settings want 'quorum'").contains("rabbit.queue-type").doesNotContain("guest:guest");
+            assertThat(run.err().strip().lines()).hasSize(1);
+            assertNoStackTrace(run);
+
+            // told the truth about the queues, the same deployment works: publish on the classic queues
+            TestEnvironment.Run refused = TestEnvironment.run(env, "publish", "--queue", "accounts.credit", "-n", "3");
+            assertThat(refused.exitCode()).as("publish refuses the same way; err: %s", refused.err()).isEqualTo(2);
+            TestEnvironment.Run publish = TestEnvironment.run(env, "publish", "--queue", "accounts.credit", "-n", "3",
+                    "--rabbit-queue-type", "classic");
+            assertThat(publish.exitCode()).as("exit code; out: %s err: %s", publish.out(), publish.err()).isZero();
+        }
+    }
+
+    @Test
     void dlqListAndShowNeverPrintAControlCharacterThatCameFromTheWire() throws Exception {
         String queue = TestEnvironment.unique("app-it-dlq-terminal");
         try (dev.idemkit.adapters.rabbit.RabbitMessageTransport rabbit = new dev.idemkit.adapters.rabbit

@@ -70,6 +70,42 @@ public final class TestEnvironment {
         }
     }
 
+    /**
+     * A fresh RabbitMQ virtual host on the machine's broker (rabbitmqctl, as root), usable by guest; closing it deletes
+     * it with everything in it. For tests that must use the app's fixed queue names without touching the broker's
+     * own queues.
+     */
+    public static final class RabbitVhost implements AutoCloseable {
+        private final String name = unique("idemkit_it_vhost");
+
+        public RabbitVhost() throws Exception {
+            rabbitmqctl("add_vhost", name);
+            rabbitmqctl("set_permissions", "-p", name, "guest", ".*", ".*", ".*");
+        }
+
+        /** {@link #RABBIT_URI} pointed at this virtual host. */
+        public String uri() {
+            java.net.URI base = java.net.URI.create(RABBIT_URI);
+            return base.getScheme() + "://" + base.getRawUserInfo() + "@" + base.getHost() + ":"
+                    + (base.getPort() > 0 ? base.getPort() : 5672) + "/" + name;
+        }
+
+        @Override
+        public void close() throws Exception {
+            rabbitmqctl("delete_vhost", name);
+        }
+
+        private static void rabbitmqctl(String... args) throws Exception {
+            java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("rabbitmqctl", "-q"));
+            command.addAll(java.util.List.of(args));
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IllegalStateException("rabbitmqctl " + String.join(" ", args) + " failed: " + out);
+            }
+        }
+    }
+
     public static Connection connect() throws SQLException {
         return DriverManager.getConnection(PG_URL, PG_USER, PG_PASSWORD);
     }

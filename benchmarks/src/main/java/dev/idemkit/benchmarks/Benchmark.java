@@ -159,7 +159,9 @@ public final class Benchmark {
 
     private RabbitMessageTransport transport(int consumers, String base) {
         AppSettings s = assembly.settings();
-        return new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.transport().rabbitUri()).withConsumers(consumers)
+        // the app's RabbitMQ options (queue type, nodes, delivery limit) as serve would use them
+        return new RabbitMessageTransport(RabbitSettings.fromEnvironment(s.transport().rabbitOptions())
+                .withUri(s.transport().rabbitUri()).withConsumers(consumers)
                 .withPrefetch(options.prefetch()).withMaxAttemptsHint(s.retry().maxAttempts()), Clock.system(),
                 base + "-c" + consumers);
     }

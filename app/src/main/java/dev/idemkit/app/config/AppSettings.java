@@ -1,5 +1,6 @@
 package dev.idemkit.app.config;
 
+import dev.idemkit.adapters.rabbit.RabbitSettings;
 import java.net.URI;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -76,16 +77,25 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         }
     }
 
-    /** The broker: which one, each technology's address, and how many deliveries a consumer processes at once. */
-    public record TransportSettings(TransportKind kind, URI rabbitUri, Optional<String> sqsEndpoint, String sqsRegion,
-            int concurrency) {
+    /**
+     * The broker: which one, each technology's address, and how many deliveries a consumer processes at once. The
+     * RabbitMQ adapter's own options ({@code rabbit.queue-type}, {@code rabbit.addresses}, {@code rabbit.delivery-limit})
+     * are checked here and passed on under their {@code IDEMKIT_RABBIT_*} names for {@code RabbitSettings.fromEnvironment}.
+     */
+    public record TransportSettings(TransportKind kind, URI rabbitUri, Map<String, String> rabbitOptions,
+            Optional<String> sqsEndpoint, String sqsRegion, int concurrency) {
+        public TransportSettings {
+            rabbitOptions = Map.copyOf(rabbitOptions);
+        }
+
         public TransportSettings withKind(TransportKind other) {
-            return new TransportSettings(other, rabbitUri, sqsEndpoint, sqsRegion, concurrency);
+            return new TransportSettings(other, rabbitUri, rabbitOptions, sqsEndpoint, sqsRegion, concurrency);
         }
 
         @Override
         public String toString() {
-            return "TransportSettings[kind=" + kind + ", rabbitUri=" + redact(rabbitUri) + ", sqsEndpoint="
+            return "TransportSettings[kind=" + kind + ", rabbitUri=" + redact(rabbitUri) + ", rabbitOptions="
+                    + rabbitOptions + ", sqsEndpoint="
                     + sqsEndpoint.orElse("(embedded)") + ", sqsRegion=" + sqsRegion + ", concurrency=" + concurrency + "]";
         }
     }
@@ -130,6 +140,34 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         return prefix;
     }
 
+    /** The RabbitMQ adapter's options, checked here so that a bad one is a configuration error naming it. */
+    private static Map<String, String> rabbitOptions(Sources s, int maxAttempts) {
+        Map<String, String> options = new LinkedHashMap<>();
+        s.get("rabbit.queue-type").ifPresent(t -> {
+            if (!t.equalsIgnoreCase("quorum") && !t.equalsIgnoreCase("classic")) {
+                throw new ConfigException("rabbit.queue-type", "expected quorum or classic, got '" + t + "'");
+            }
+            options.put(Sources.envName("rabbit.queue-type"), t);
+        });
+        s.get("rabbit.addresses").ifPresent(a -> {
+            try {
+                options.put(Sources.envName("rabbit.addresses"), String.join(",", RabbitSettings.parseAddresses(a)));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException("rabbit.addresses", e.getMessage());
+            }
+        });
+        if (s.get("rabbit.delivery-limit").isPresent()) {
+            int limit = integer(s, "rabbit.delivery-limit", RabbitSettings.DEFAULT_DELIVERY_LIMIT, 1,
+                    RabbitSettings.MAX_DELIVERY_LIMIT);
+            if (limit < maxAttempts) {
+                throw new ConfigException("rabbit.delivery-limit", "must be at least max.attempts (" + maxAttempts
+                        + ") so that the broker never dead-letters a message idemkit would still retry, got " + limit);
+            }
+            options.put(Sources.envName("rabbit.delivery-limit"), Integer.toString(limit));
+        }
+        return options;
+    }
+
     /** The Redis adapter's options, checked here so that a bad one is a configuration error naming it. */
     private static Map<String, String> redisOptions(Sources s) {
         Map<String, String> options = new LinkedHashMap<>();
@@ -165,13 +203,14 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                 new RedisChoice(uri(s, "redis.url", "redis://127.0.0.1:6379", "redis", "rediss"), redisPrefix(s),
                         redisOptions(s)),
                 duration(s, "inbox.retention", Duration.ofDays(7)));
+        int maxAttempts = integer(s, "max.attempts", 3, 1, 100);
         TransportSettings transport = new TransportSettings(transportKind,
-                uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"),
+                uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"), rabbitOptions(s, maxAttempts),
                 s.get("sqs.endpoint").map(v -> v.equalsIgnoreCase(AWS) ? AWS
                         : uri(s, "sqs.endpoint", v, "http", "https").toString()),
                 s.get("sqs.region").orElse("us-east-1"),
                 integer(s, "concurrency", 4, 1, 256));
-        RetrySettings retry = new RetrySettings(integer(s, "max.attempts", 3, 1, 100),
+        RetrySettings retry = new RetrySettings(maxAttempts,
                 duration(s, "backoff.base", Duration.ofSeconds(1)), duration(s, "backoff.cap", Duration.ofSeconds(60)));
         DeadLetterSettings deadLetters = new DeadLetterSettings(duration(s, "dlq.retention", Duration.ofDays(4)),
                 integer(s, "dlq.alert.threshold", 10, 0, Integer.MAX_VALUE));

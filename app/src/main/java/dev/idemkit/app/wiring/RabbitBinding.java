@@ -27,9 +27,19 @@ final class RabbitBinding implements TransportBinding {
     }
 
     static RabbitBinding start(AppSettings s) {
-        RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.defaults().withUri(s.transport().rabbitUri())
-                .withConsumers(s.transport().concurrency()).withMaxAttemptsHint(s.retry().maxAttempts()));
-        return new RabbitBinding(rabbit, "RabbitMQ at " + AppSettings.redact(s.transport().rabbitUri()));
+        RabbitSettings settings = settings(s);
+        RabbitMessageTransport rabbit = new RabbitMessageTransport(settings);
+        return new RabbitBinding(rabbit, "RabbitMQ at " + AppSettings.redact(s.transport().rabbitUri())
+                + (settings.addresses().isEmpty() ? "" : " (nodes " + String.join(",", settings.addresses()) + ")")
+                + ", " + settings.queueType().label() + " queues"
+                + (settings.queueType() == RabbitSettings.QueueType.QUORUM
+                        ? " (delivery limit " + settings.deliveryLimit() + ")" : ""));
+    }
+
+    /** The adapter's settings as the app resolved them: uri, options, consumers per queue, attempts. */
+    static RabbitSettings settings(AppSettings s) {
+        return RabbitSettings.fromEnvironment(s.transport().rabbitOptions()).withUri(s.transport().rabbitUri())
+                .withConsumers(s.transport().concurrency()).withMaxAttemptsHint(s.retry().maxAttempts());
     }
 
     @Override

@@ -136,6 +136,18 @@ class AppSettingsTest {
     }
 
     @Test
+    void theRabbitAdaptersOwnOptionsArePassedOnUnderTheirVariableNames() {
+        AppSettings s = resolve("rabbit.queue-type", "classic", "rabbit.addresses", "n1:5681, n2:5682",
+                "rabbit.delivery-limit", "9", "max.attempts", "4");
+        assertThat(s.transport().rabbitOptions()).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "IDEMKIT_RABBIT_QUEUE_TYPE", "classic", "IDEMKIT_RABBIT_ADDRESSES", "n1:5681,n2:5682",
+                "IDEMKIT_RABBIT_DELIVERY_LIMIT", "9"));
+        assertThat(resolve().transport().rabbitOptions()).as("defaults are the adapter's").isEmpty();
+        assertThatThrownBy(() -> resolve("rabbit.delivery-limit", "5", "max.attempts", "6"))
+                .hasMessageContaining("'rabbit.delivery-limit'").hasMessageContaining("at least max.attempts (6)");
+    }
+
+    @Test
     void eachConcernCopiesOnItsOwn() {
         AppSettings s = resolve("transport", "rabbit", "pg.schema", "orders");
         AppSettings onSqs = s.withTransport(s.transport().withKind(AppSettings.TransportKind.SQS));
@@ -205,7 +217,13 @@ class AppSettingsTest {
         "concurrency,    many",
         "api.keys,       nokey",
         "api.keys,       a=short",
-        "api.keys,       'a b=key-aaaaaaaa'"})
+        "api.keys,       'a b=key-aaaaaaaa'",
+        "rabbit.queue-type, stream",
+        "rabbit.addresses, 'node1,node2'",
+        "rabbit.addresses, amqp://node1:5672",
+        "rabbit.delivery-limit, 0",
+        "rabbit.delivery-limit, 2",
+        "rabbit.delivery-limit, lots"})
     void aBadValueIsAConfigExceptionNamingItsSetting(String setting, String value) {
         assertThatThrownBy(() -> resolve(setting, value))
                 .isInstanceOfSatisfying(ConfigException.class, e -> {
