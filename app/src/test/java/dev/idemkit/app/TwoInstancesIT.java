@@ -12,13 +12,8 @@ import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;
 import java.math.BigDecimal;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -76,9 +71,10 @@ class TwoInstancesIT {
 
     @Test
     void twoInstancesOnOneQueueCreditExactlyTheSumOverDistinctMessageIds() throws Exception {
-        List<OutgoingMessage> plan = plan(new SplittableRandom(run.hashCode()));
-        Map<String, BigDecimal> expected = expectedBalances(plan);
-        long distinct = plan.stream().map(OutgoingMessage::id).distinct().count();
+        CreditPlan credits = CreditPlan.of(new SplittableRandom(run.hashCode()), MESSAGES, DUPLICATES, ACCOUNTS, "two-" + run);
+        List<OutgoingMessage> plan = credits.messages();
+        Map<String, BigDecimal> expected = credits.expectedBalances();
+        long distinct = credits.distinct();
         assertThat(plan.size() - distinct).as("duplicates in the plan").isBetween(2_700L, 3_300L);
 
         AtomicLong settledFirst = new AtomicLong();
@@ -104,7 +100,7 @@ class TwoInstancesIT {
         }
         assertThat(batched.batches()).as("batches the second instance committed").isPositive();
 
-        assertThat(balances()).isEqualTo(expected);
+        assertThat(credits.balances(schema)).isEqualTo(expected);
         assertThat(processed()).as("effects run, over both instances").isEqualTo(distinct);
         assertThat(decisions("duplicate")).as("duplicates recognised, over both instances")
                 .isGreaterThanOrEqualTo(plan.size() - distinct);
@@ -114,30 +110,6 @@ class TwoInstancesIT {
                 .as("the second instance did part of the work").isPositive();
     }
 
-    /** 10,000 messages; a duplicate repeats an earlier message exactly, often a recent one, so both instances race for it. */
-    private List<OutgoingMessage> plan(SplittableRandom random) {
-        List<OutgoingMessage> sent = new ArrayList<>(MESSAGES);
-        int fresh = 0;
-        for (int i = 0; i < MESSAGES; i++) {
-            if (!sent.isEmpty() && random.nextDouble() < DUPLICATES) {
-                int from = random.nextBoolean() ? Math.max(0, sent.size() - 20) : 0;
-                sent.add(sent.get(from + random.nextInt(sent.size() - from)));
-                continue;
-            }
-            String account = "acc-two-" + run + "-" + random.nextInt(ACCOUNTS);
-            BigDecimal amount = BigDecimal.valueOf(1 + random.nextInt(9_999), 2);
-            sent.add(OutgoingMessage.of("credit-" + run + "-" + fresh++, new AccountCredit(account, amount).toJson()));
-        }
-        return sent;
-    }
-
-    private static Map<String, BigDecimal> expectedBalances(List<OutgoingMessage> plan) {
-        Map<String, AccountCredit> byId = new LinkedHashMap<>();
-        plan.forEach(m -> byId.putIfAbsent(m.id(), AccountCredit.parse(m.body())));
-        Map<String, BigDecimal> sums = new HashMap<>();
-        byId.values().forEach(c -> sums.merge(c.accountId(), c.amount(), BigDecimal::add));
-        return sums;
-    }
 
     /** Interleaved slices, half through each instance's publishing connection. */
     private void publishFromSeveralThreads(List<OutgoingMessage> plan) throws Exception {
@@ -182,18 +154,4 @@ class TwoInstancesIT {
         return TestEnvironment.rabbitReady(queue);
     }
 
-    private Map<String, BigDecimal> balances() throws Exception {
-        Map<String, BigDecimal> balances = new HashMap<>();
-        try (Connection c = TestEnvironment.connect();
-                PreparedStatement ps = c.prepareStatement("SELECT id, balance FROM " + schema
-                        + ".accounts WHERE id LIKE ?")) {
-            ps.setString(1, "acc-two-" + run + "-%");
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    balances.put(rs.getString(1), rs.getBigDecimal(2));
-                }
-            }
-        }
-        return balances;
-    }
 }

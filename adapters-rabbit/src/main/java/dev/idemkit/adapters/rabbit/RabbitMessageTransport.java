@@ -62,11 +62,13 @@ public final class RabbitMessageTransport implements MessageTransport {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.consumerThreads = Executors.newCachedThreadPool(named(connectionName + "-consumer"));
         this.reopener = Executors.newSingleThreadScheduledExecutor(named(connectionName + "-reopen"));
-        ConnectionFactory factory = factory(settings);
         AddressResolver nodes = nodes(settings);
         try {
-            this.publishing = factory.newConnection(null, nodes, connectionName + "-publish");
-            this.consuming = factory.newConnection(consumerThreads, nodes, connectionName + "-consume");
+            // declarations run on short-lived channels and are idemkit's own (Declarations): the publishing connection
+            // recovers its channels but records no topology, which it would try to redeclare on closed channels
+            this.publishing = factory(settings, false).newConnection(null, nodes, connectionName + "-publish");
+            // the consuming connection's topology is its consumers: recovered onto whichever node answers
+            this.consuming = factory(settings, true).newConnection(consumerThreads, nodes, connectionName + "-consume");
         } catch (IOException | java.util.concurrent.TimeoutException e) {
             consumerThreads.shutdownNow();
             reopener.shutdownNow();
@@ -146,7 +148,7 @@ public final class RabbitMessageTransport implements MessageTransport {
         }
     }
 
-    private static ConnectionFactory factory(RabbitSettings settings) {
+    private static ConnectionFactory factory(RabbitSettings settings, boolean recoverTopology) {
         ConnectionFactory f = new ConnectionFactory();
         try {
             f.setUri(settings.uri());
@@ -154,7 +156,7 @@ public final class RabbitMessageTransport implements MessageTransport {
             throw new IllegalArgumentException("rabbit uri is not usable: " + settings.redactedUri(), e);
         }
         f.setAutomaticRecoveryEnabled(true);
-        f.setTopologyRecoveryEnabled(true);
+        f.setTopologyRecoveryEnabled(recoverTopology);
         f.setNetworkRecoveryInterval(1_000);
         f.setRequestedHeartbeat(15);
         f.setConnectionTimeout(5_000);

@@ -56,7 +56,8 @@ import java.util.concurrent.CountDownLatch;
  * <p>The effect is deliberately NOT idempotent: one row (PostgreSQL, {@code crash_effects}) or one increment (Redis,
  * a hash field per message) per run, so a second run of one message's effect shows. Messages whose id starts with
  * {@code retry-} fail their first attempt; those listed as poisoned fail for good (non-retryable) until the harness
- * lifts the poison before a redrive. Modes: {@code consume}, {@code redrive} (approve and redrive every dead letter,
+ * lifts the poison before a redrive; one whose id starts with {@code exit-} makes the whole process exit (status
+ * {@value #EXIT_ON_MESSAGE}) inside its effect, before anything commits or settles. Modes: {@code consume}, {@code redrive} (approve and redrive every dead letter,
  * then exit), and {@code broken-ack-first}, a deliberately broken consumer that acknowledges a delivery BEFORE its
  * unit of work commits, which the harness must catch.
  *
@@ -66,6 +67,8 @@ import java.util.concurrent.CountDownLatch;
 public final class CrashChild {
     static final String EFFECTS_TABLE = "crash_effects";
     static final String POISON_TABLE = "crash_poison";
+    /** The exit status of a child that a message with an {@code exit-} id made exit inside its effect. */
+    static final int EXIT_ON_MESSAGE = 86;
     private static final ThreadLocal<Integer> ATTEMPT = ThreadLocal.withInitial(() -> 1);
 
     private CrashChild() {}
@@ -174,6 +177,10 @@ public final class CrashChild {
 
     /** What every effect does before and after its write: the probes, the first-attempt failure, the poison. */
     static void behave(Message m, boolean poisoned) {
+        if (m.rawId().startsWith("exit-")) {
+            // a message that kills its consumer: the process is gone before it can settle or count an attempt
+            Runtime.getRuntime().halt(EXIT_ON_MESSAGE);
+        }
         if (m.rawId().startsWith("retry-") && ATTEMPT.get() == 1) {
             throw new IllegalStateException("fails on its first attempt");
         }

@@ -9,6 +9,7 @@ import dev.idemkit.adapters.sqs.SqsMessageTransport;
 import dev.idemkit.adapters.sqs.SqsSettings;
 import dev.idemkit.app.TestEnvironment;
 import dev.idemkit.app.wiring.EmbeddedEngines;
+import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeadLetterEntry;
 import dev.idemkit.ports.out.DeadLetterQueue;
@@ -23,6 +24,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -116,7 +118,9 @@ final class CrashHarness implements AutoCloseable {
             this.redis = Redisson.create(config);
         }
         if (combination.transport == Combination.Transport.RABBIT) {
-            RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.fromEnvironment()
+            Map<String, String> env = new HashMap<>(System.getenv());
+            env.putAll(childEnv); // the children's queue settings (type, delivery limit), or the declarations differ
+            RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.fromEnvironment(env)
                     .withMaxAttemptsHint(5), Clock.system(), "idemkit-it-crash-harness-" + tag);
             this.transport = rabbit;
             this.dlq = rabbit.deadLetterQueue();
@@ -190,6 +194,127 @@ final class CrashHarness implements AutoCloseable {
         }
         drain(queue, consumer, run, "consume", expected, problems, "drain");
         return count(point, mode, made, queue, consumer, expected, problems);
+    }
+
+    /**
+     * The delivery-limit safety net (quorum queues): a message whose effect makes the consumer PROCESS exit before it
+     * can settle or count an attempt ({@code exit-} ids: {@link CrashChild} halts) is delivered to one fresh child after
+     * another, each of which dies holding it, until the broker has returned it more often than the queue's
+     * {@code x-delivery-limit} ({@code IDEMKIT_RABBIT_DELIVERY_LIMIT} in the children's environment) and dead-letters
+     * it. Expected: at most limit + 1 such exits (fewer when a dying connection returns it once per channel), the
+     * message in the DLQ with the delivery-limit reason and no effect; every other message published with it processed
+     * once or, when it was held beside the poison each time a consumer died (the broker counts it too), dead-lettered
+     * for the same reason and, redriven with an approval, processed once: never lost, never run twice.
+     */
+    Report runDeliveryLimit(int limit) throws Exception {
+        int run = ++runs;
+        String queue = queueName(run);
+        String consumer = "crash-" + tag + "-" + run;
+        List<String> problems = new ArrayList<>();
+        String poison = "exit-" + tag + "-" + run;
+        transport.publish(queue, OutgoingMessage.of(poison, ("{\"id\":\"" + poison + "\"}").getBytes(StandardCharsets.UTF_8)));
+        List<String> plain = new ArrayList<>();
+        for (int i = 1; i <= PLAIN / 2; i++) {
+            String id = "m-" + tag + "-" + run + "-" + i;
+            plain.add(id);
+            transport.publish(queue, OutgoingMessage.of(id, ("{\"id\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8)));
+        }
+        int exits = 0;
+        while (!deadLetterIds(queue).contains(poison) && exits <= limit + 2) {
+            try (ChildProcess child = child(queue, consumer, "consume", null, 0, 0, run, "exit-" + exits)) {
+                if (child.awaitLine("READY", READY).isEmpty() && child.alive()) {
+                    problems.add("child " + exits + " never became ready");
+                    break;
+                }
+                long deadline = System.nanoTime() + REACH.toNanos();
+                while (child.alive() && !deadLetterIds(queue).contains(poison) && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                if (!child.alive()) {
+                    int status = child.awaitExit(Duration.ofSeconds(5));
+                    if (status == CrashChild.EXIT_ON_MESSAGE) {
+                        exits++;
+                    } else {
+                        problems.add("child " + exits + " ended with " + status + "; log " + child.log());
+                        break;
+                    }
+                } else if (!deadLetterIds(queue).contains(poison)) {
+                    problems.add("child " + exits + " neither died on the poison nor saw it dead-lettered in " + REACH);
+                    break;
+                }
+            }
+        }
+        // a dying connection may return a message once per consumer channel (RabbitMQ 3.10 hands it to the
+        // connection's next channel while that one is closing), so each exit counts once or up to twice here
+        int channels = 2;
+        if (exits > limit + 1 || exits < (limit + channels) / channels) {
+            problems.add("the poison killed " + exits + " consumers; a delivery limit of " + limit + " allows "
+                    + (limit + channels) / channels + ".." + (limit + 1) + " with " + channels + " channels each");
+        }
+        drainQuietly(queue, consumer, run, plain, problems);
+        List<String> dead = new ArrayList<>();
+        for (DeadLetterEntry e : dlq.peek(queue, 1000)) {
+            String id = e.deadLetter().original().rawId();
+            if (!e.deadLetter().reason().contains("delivery limit reached")) {
+                problems.add("dead letter " + id + " for another reason: " + e.deadLetter().reason());
+            }
+            dead.add(id);
+        }
+        if (!dead.contains(poison)) {
+            problems.add("the poison is not in the DLQ with the delivery-limit reason");
+        }
+        Map<String, Integer> beforeRedrive = effects(consumer);
+        for (String id : plain) {
+            if (beforeRedrive.getOrDefault(id, 0) == 1 && dead.contains(id)) {
+                problems.add(id + " both processed and dead-lettered");
+            }
+        }
+        // what was dead-lettered only for having been held beside the poison: redriven (approved), processed once
+        for (DeadLetterEntry e : dlq.peek(queue, 1000)) {
+            if (!e.deadLetter().original().rawId().equals(poison)) {
+                dlq.redrive(queue, e.id(), new Approval("crash-harness", "held beside a poison message", Instant.now()));
+            }
+        }
+        drainQuietly(queue, consumer, run, plain, problems);
+        Map<String, Integer> effects = effects(consumer);
+        if (effects.getOrDefault(poison, 0) != 0) {
+            problems.add("the poison's effect committed");
+        }
+        int lost = 0;
+        int duplicated = 0;
+        for (String id : plain) {
+            int n = effects.getOrDefault(id, 0);
+            lost += n == 0 ? 1 : 0;
+            duplicated += n > 1 ? 1 : 0;
+        }
+        if (dlq.depth(queue) != 1) {
+            problems.add("the DLQ should hold the poison alone after the redrive, holds " + deadLetterIds(queue));
+        }
+        int unsettled = (int) pending(queue);
+        return new Report(combination, null, "delivery-limit " + limit + ", " + (dead.size() - 1)
+                + " dead-lettered beside the poison, redriven", exits, plain.size() + 1, lost, duplicated, unsettled,
+                dead.size(), problems);
+    }
+
+    /** A healthy child until every one of {@code ids} is processed or dead-lettered and the queue is empty. */
+    private void drainQuietly(String queue, String consumer, int run, List<String> ids, List<String> problems)
+            throws Exception {
+        try (ChildProcess child = child(queue, consumer, "consume", null, 0, 0, run, "drain")) {
+            if (child.awaitLine("READY", READY).isEmpty()) {
+                problems.add("the draining child never became ready; log " + child.log());
+                return;
+            }
+            long deadline = System.nanoTime() + DRAIN.toNanos();
+            while (System.nanoTime() < deadline) {
+                Map<String, Integer> effects = effects(consumer);
+                List<String> dead = deadLetterIds(queue);
+                if (pending(queue) == 0 && ids.stream().allMatch(id -> effects.containsKey(id) || dead.contains(id))) {
+                    return;
+                }
+                Thread.sleep(100);
+            }
+            problems.add("not drained within " + DRAIN);
+        }
     }
 
     private void awaitVisibleDeadLetter(String queue) throws InterruptedException {

@@ -70,6 +70,29 @@ class CrashHarnessIT {
         }
     }
 
+    /**
+     * The delivery-limit safety net of quorum queues, with real processes: a message whose effect makes the consumer
+     * process exit (before it can settle or count an attempt) kills at most limit + 1 consumers, one after another,
+     * then the broker dead-letters it, and the DLQ names the reason; what it was delivered beside is processed once or
+     * dead-lettered the same way and redriven, never lost nor run twice. Without {@code x-delivery-limit} it would kill consumers
+     * forever (the loop gives up after limit + 3 and reports it).
+     */
+    @Test
+    void aMessageThatMakesItsConsumerProcessExitEndsInTheDeadLetterQueueAfterTheDeliveryLimit() throws Exception {
+        int limit = 5; // the lowest the children allow: at least their max attempts (5)
+        try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT, java.util.Map.of(
+                "IDEMKIT_RABBIT_QUEUE_TYPE", "quorum", "IDEMKIT_RABBIT_DELIVERY_LIMIT", Integer.toString(limit)))) {
+            CrashHarness.Report report = harness.runDeliveryLimit(limit);
+            REPORTS.add(report);
+            assertThat(report.problems()).as(report.toString()).isEmpty();
+            assertThat(report.kills()).as("consumer processes the message made exit").isBetween((limit + 2) / 2, limit + 1);
+            assertThat(report.lost()).as("lost: %s", report).isZero();
+            assertThat(report.duplicated()).as("duplicated: %s", report).isZero();
+            assertThat(report.unsettled()).as("unsettled: %s", report).isZero();
+            assertThat(report.deadLetters()).isGreaterThanOrEqualTo(1);
+        }
+    }
+
     /** The same harness bites on the batched consumer: acknowledged before its batch committed, killed inside it. */
     @Test
     void theHarnessCatchesABatchedConsumerThatAcknowledgesBeforeItsBatchCommits() throws Exception {
