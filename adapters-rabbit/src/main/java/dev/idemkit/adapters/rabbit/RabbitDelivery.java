@@ -7,6 +7,7 @@ import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.TopologyMismatchException;
 import dev.idemkit.ports.out.TransportException;
 import java.io.IOException;
 import java.time.Duration;
@@ -37,6 +38,8 @@ final class RabbitDelivery implements Delivery {
     private static final int OPEN = 0;
     private static final int SETTLING = 1;
     private static final int SETTLED = 2;
+    /** How long a settle that must publish keeps trying while the delivery's channel is open. */
+    static final Duration SETTLE_PATIENCE = Duration.ofSeconds(15);
 
     private final Channel channel;
     private final long tag;
@@ -104,7 +107,7 @@ final class RabbitDelivery implements Delivery {
             Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
             headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
             long expiration = Math.max(0, Math.min(delay.toMillis(), bucket * 1000L));
-            publisher.publish(RabbitTopology.retryQueue(queue, bucket), AmqpMessages.copy(props, headers, expiration), body);
+            publishPatiently(RabbitTopology.retryQueue(queue, bucket), AmqpMessages.copy(props, headers, expiration));
         } catch (RuntimeException e) {
             state.set(OPEN);
             throw e;
@@ -123,7 +126,7 @@ final class RabbitDelivery implements Delivery {
         headers.put(AmqpMessages.DEAD_LETTERED_AT, clock.now().toString());
         headers.put(AmqpMessages.DEAD_LETTER_ID, UUID.randomUUID().toString());
         try {
-            publisher.publish(RabbitTopology.holdQueue(queue), AmqpMessages.copy(props, headers, -1), body);
+            publishPatiently(RabbitTopology.holdQueue(queue), AmqpMessages.copy(props, headers, -1));
             ackQuietly();
         } catch (TransportException e) {
             LOG.error("decision=dead-letter-by-reject queue={} message_id={} cause=\"{}\"", queue, AmqpMessages.printable(message.rawId()),
@@ -131,6 +134,45 @@ final class RabbitDelivery implements Delivery {
             reject();
         }
         done();
+    }
+
+    /**
+     * Publishes a settle's copy, trying again with backoff (50 ms doubling to 1 s) for up to {@link #SETTLE_PATIENCE}
+     * while this delivery's channel is open: the publishing connection may be recovering (its node died, the broker
+     * closed it) while the consuming one is fine. Giving up at once would requeue the delivery, which is redelivered
+     * at once and fails again: a spin that, on a quorum queue, burns the message's delivery limit in about a second
+     * ({@code PublishingConnectionLossIT}). A {@link TopologyMismatchException} is not retried: waiting cannot fix it.
+     */
+    private void publishPatiently(String target, AMQP.BasicProperties copy) {
+        long deadline = System.nanoTime() + SETTLE_PATIENCE.toNanos();
+        long pause = 50;
+        for (int tries = 1; ; tries++) {
+            try {
+                publisher.publish(target, copy, body);
+                if (tries > 1) {
+                    LOG.info("decision=settle-published queue={} message_id={} target={} tries={}", queue,
+                            AmqpMessages.printable(message.rawId()), target, tries);
+                }
+                return;
+            } catch (TopologyMismatchException e) {
+                throw e;
+            } catch (TransportException e) {
+                if (!channel.isOpen() || System.nanoTime() + pause * 1_000_000 > deadline) {
+                    throw e;
+                }
+                if (tries == 1) {
+                    LOG.warn("decision=settle-publish-waiting queue={} message_id={} target={} cause=\"{}\" patience={}",
+                            queue, AmqpMessages.printable(message.rawId()), target, e.getMessage(), SETTLE_PATIENCE);
+                }
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+                pause = Math.min(1_000, pause * 2);
+            }
+        }
     }
 
     /** Used when the handler threw without settling: requeue on an infrastructure failure, else dead-letter. */

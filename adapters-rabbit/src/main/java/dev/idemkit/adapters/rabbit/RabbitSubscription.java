@@ -32,6 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 final class RabbitSubscription implements Subscription {
     private static final Logger LOG = LoggerFactory.getLogger(RabbitSubscription.class);
+    /** How long a delivery whose broker path failed is held before it is given back to the queue. */
+    static final java.time.Duration REQUEUE_PAUSE = java.time.Duration.ofSeconds(1);
 
     private final String queue;
     private final DeliveryHandler handler;
@@ -202,7 +204,19 @@ final class RabbitSubscription implements Subscription {
             } catch (RuntimeException | Error e) {
                 LOG.error("decision=handler-failed queue={} message_id={} cause=\"{}\"", queue,
                         AmqpMessages.printable(props.getMessageId()), e.toString());
-                delivery.settleAbandoned(e);
+                if (e instanceof TransportException) {
+                    // the broker path failed (a settle could not publish for its whole patience, a queue mismatch):
+                    // give the delivery back only after a pause, never at once, or it comes straight back and spins
+                    // (and on a quorum queue every round counts against its delivery limit)
+                    try {
+                        reopener.schedule(() -> delivery.settleAbandoned(e), REQUEUE_PAUSE.toMillis(),
+                                TimeUnit.MILLISECONDS);
+                    } catch (java.util.concurrent.RejectedExecutionException closing) {
+                        LOG.debug("transport closing: the broker requeues {} when the channel closes", queue);
+                    }
+                } else {
+                    delivery.settleAbandoned(e);
+                }
                 if (e instanceof VirtualMachineError vme) {
                     throw vme;
                 }
