@@ -90,6 +90,11 @@ final class Declarations {
         declared.removeIf(name -> name.equals(queue) || name.startsWith(queue + ".retry."));
     }
 
+    /** Forgets every declaration (after a connection recovery), so that each queue's next use declares it again. */
+    void forgetAll() {
+        declared.clear();
+    }
+
     void ensureRetryBucket(String queue, int bucketSeconds) {
         String name = RabbitTopology.retryQueue(queue, bucketSeconds);
         if (!declared.contains(name)) {

@@ -4,6 +4,8 @@ import com.rabbitmq.client.Address;
 import com.rabbitmq.client.AddressResolver;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Recoverable;
+import com.rabbitmq.client.RecoveryListener;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.MessageTransport;
@@ -77,6 +79,23 @@ public final class RabbitMessageTransport implements MessageTransport {
         }
         this.publisher = new ConfirmingPublisher(publishing, PUBLISHING_CHANNELS, settings.confirmTimeout());
         this.declarations = new Declarations(publishing, settings);
+        // after a connection recovery nothing is assumed declared: a broker that lost its definitions (reset, a node
+        // without its data) gets the topology again on the next use of each queue (declarations are idempotent)
+        for (Connection c : List.of(publishing, consuming)) {
+            if (c instanceof Recoverable r) {
+                r.addRecoveryListener(new RecoveryListener() {
+                    @Override
+                    public void handleRecovery(Recoverable recovered) {
+                        declarations.forgetAll();
+                    }
+
+                    @Override
+                    public void handleRecoveryStarted(Recoverable recovering) {
+                        // nothing until it is back
+                    }
+                });
+            }
+        }
         this.deadLetters = new RabbitDeadLetterQueue(publishing, declarations, settings.confirmTimeout(), clock);
         LOG.info("decision=connect settings={}", settings);
     }

@@ -71,30 +71,52 @@ final class RabbitSubscription implements Subscription {
         LOG.info("decision=subscribe queue={} consumers={} prefetch={}", queue, settings.consumers(), settings.prefetch());
     }
 
+    /**
+     * One consumer channel. The shutdown listener that reopens it is added only once the consumer is registered: a
+     * channel whose {@code basic.consume} the broker refused (404: the queue's node is down, or the queue is gone) is
+     * closed here and the caller retries, so that one failure schedules one retry, never two.
+     */
     private void open() throws IOException {
         Channel ch = connection.createChannel();
-        ch.basicQos(settings.prefetch());
-        ChannelConsumer consumer = new ChannelConsumer(ch);
-        ch.addShutdownListener(cause -> {
-            if (!closing && !cause.isHardError() && !cause.isInitiatedByApplication()) {
-                LOG.warn("decision=reopen-channel queue={} cause=\"{}\"", queue, cause.getMessage());
-                consumers.remove(consumer);
-                reopener.schedule(this::reopen, 1, TimeUnit.SECONDS);
-            }
-        });
-        consumer.tag = ch.basicConsume(queue, false, consumer);
-        consumers.add(consumer);
+        try {
+            ch.basicQos(settings.prefetch());
+            ChannelConsumer consumer = new ChannelConsumer(ch);
+            consumer.tag = ch.basicConsume(queue, false, consumer);
+            consumers.add(consumer);
+            ch.addShutdownListener(cause -> {
+                if (!closing && !cause.isHardError() && !cause.isInitiatedByApplication()) {
+                    LOG.warn("decision=reopen-channel queue={} cause=\"{}\"", queue, cause.getMessage());
+                    consumers.remove(consumer);
+                    scheduleReopen(1_000);
+                }
+            });
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(ch);
+            throw e;
+        }
     }
 
-    private void reopen() {
+    private void scheduleReopen(long delayMillis) {
+        try {
+            reopener.schedule(() -> reopen(delayMillis), delayMillis, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            LOG.debug("transport closing: {} is not reopened", queue);
+        }
+    }
+
+    /** Reopens a consumer channel the broker closed; on failure again after twice the delay, up to 30 s. */
+    private void reopen(long delayMillis) {
         if (closing) {
             return;
         }
         try {
+            declarations.ensureQueue(queue); // declared again if the broker lost it (after a recovery nothing is cached)
             open();
+            LOG.info("decision=reopened-channel queue={} consumers={}", queue, consumers.size());
         } catch (IOException | RuntimeException e) {
-            LOG.warn("decision=reopen-channel-failed queue={} cause=\"{}\" retry_in=1s", queue, e.getMessage());
-            reopener.schedule(this::reopen, 1, TimeUnit.SECONDS);
+            long next = Math.min(30_000, delayMillis * 2);
+            LOG.warn("decision=reopen-channel-failed queue={} cause=\"{}\" retry_in={}ms", queue, e.getMessage(), next);
+            scheduleReopen(next);
         }
     }
 
