@@ -49,8 +49,11 @@ public final class GlobalOptions {
     @Option(names = "--rabbit-addresses", paramLabel = "HOST:PORT,...", description = "RabbitMQ cluster nodes, tried in this order (default: the uri's host)")
     String rabbitAddresses;
 
-    @Option(names = "--rabbit-delivery-limit", description = "quorum queues: deliveries of a message that comes back unsettled before the broker dead-letters it (default 20, at least --max-attempts)")
+    @Option(names = "--rabbit-delivery-limit", description = "quorum queues: deliveries of a message that comes back unsettled before the broker dead-letters it (default 20)")
     String rabbitDeliveryLimit;
+
+    @Option(names = "--rabbit-prefetch", description = "RabbitMQ: unacknowledged deliveries per consumer channel (default 100)")
+    String rabbitPrefetch;
 
     @Option(names = "--sqs-endpoint", paramLabel = "URL", description = "SQS endpoint; absent: embedded ElasticMQ")
     String sqsEndpoint;
@@ -100,6 +103,7 @@ public final class GlobalOptions {
         put(f, "rabbit.queue-type", rabbitQueueType);
         put(f, "rabbit.addresses", rabbitAddresses);
         put(f, "rabbit.delivery-limit", rabbitDeliveryLimit);
+        put(f, "rabbit.prefetch", rabbitPrefetch);
         put(f, "sqs.endpoint", sqsEndpoint);
         put(f, "sqs.region", sqsRegion);
         put(f, "http.port", httpPort);

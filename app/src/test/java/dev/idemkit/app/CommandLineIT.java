@@ -97,8 +97,8 @@ class CommandLineIT {
                     () -> TestEnvironment.run(env, "serve"));
 
             assertThat(run.exitCode()).as("exit code; out: %s err: %s", run.out(), run.err()).isEqualTo(2);
-            assertThat(run.err()).contains("queue 'orders.placed' has x-queue-type none (a classic queue) where the"
-                    + " settings want 'quorum'").contains("rabbit.queue-type").doesNotContain("guest:guest");
+            assertThat(run.err()).contains("queue 'orders.placed' has x-queue-type 'classic' where the settings"
+                    + " want 'quorum'").contains("rabbit.queue-type").doesNotContain("guest:guest");
             assertThat(run.err().strip().lines()).hasSize(1);
             assertNoStackTrace(run);
 

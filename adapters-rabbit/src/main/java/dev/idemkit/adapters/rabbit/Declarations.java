@@ -27,6 +27,7 @@ import java.util.concurrent.TimeoutException;
  * deleted between two probes would one create it, with the arguments it had, and the exception is still thrown.
  */
 final class Declarations {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Declarations.class);
 
     @FunctionalInterface
     interface ChannelWork<T> {
@@ -65,7 +66,13 @@ final class Declarations {
             });
             Map<String, List<Inequivalence>> differing = new LinkedHashMap<>();
             RabbitTopology.queues(queue, shape).forEach((name, args) -> {
-                List<Inequivalence> found = declareOrCompare(name, args);
+                List<Inequivalence> found = new ArrayList<>(declareOrCompare(name, args));
+                if (name.equals(RabbitTopology.deadLetterQueue(queue)) && found.removeIf(Declarations::onlyRabbit4sLimit)) {
+                    LOG.warn("decision=dead-letter-queue-with-broker-default-limit queue={} detail=\"declared before the"
+                            + " broker ran RabbitMQ 4, so it has RabbitMQ 4's default delivery limit of 20: every"
+                            + " inspection returns what it read, which counts, so a dead letter inspected 20 times would"
+                            + " be dropped. Set a policy with delivery-limit -1 on it (rabbitmqctl set_policy)\"", name);
+                }
                 if (!found.isEmpty()) {
                     differing.put(name, found);
                 }
@@ -88,6 +95,11 @@ final class Declarations {
     /** Forgets that {@code queue}'s topology was declared (the broker deleted it), so the next use declares it again. */
     void forget(String queue) {
         declared.removeIf(name -> name.equals(queue) || name.startsWith(queue + ".retry."));
+    }
+
+    /** A DLQ declared on 3.x lacks the {@code x-delivery-limit=-1} a 4.x broker gets: a warning, not a refusal. */
+    private static boolean onlyRabbit4sLimit(Inequivalence i) {
+        return i.argument().equals(RabbitTopology.DELIVERY_LIMIT) && "-1".equals(i.wanted()) && i.current() == null;
     }
 
     /** Forgets every declaration (after a connection recovery), so that each queue's next use declares it again. */

@@ -20,12 +20,19 @@ import java.util.stream.Collectors;
  * @param current what the queue has ({@code null}: not set)
  * @param currentType the broker's type name of {@code current} when it printed one ({@code longstr}, {@code signedint},
  *     {@code long}, {@code bool}); {@code null} when the same type as {@code wanted}
+ * @param cutReply the broker's reply when it was cut before the values (RabbitMQ cuts reply texts at 255 bytes, which
+ *     long queue names reach): the argument is known, the values are not; {@code null} otherwise
  */
-record Inequivalence(String argument, String wanted, String current, String currentType) {
+record Inequivalence(String argument, String wanted, String current, String currentType, String cutReply) {
+    Inequivalence(String argument, String wanted, String current, String currentType) {
+        this(argument, wanted, current, currentType, null);
+    }
+
     private static final String SIDE = "(none|the value '(.*?)' of type '(\\w+)'|'(.*?)')";
     private static final Pattern TEXT = Pattern.compile(
             "inequivalent arg '([^']+)' for queue '(.*)' in vhost '(.*)': received " + SIDE + " but current is " + SIDE,
             Pattern.DOTALL);
+    private static final Pattern ARGUMENT = Pattern.compile("inequivalent arg '([^']+)'");
 
     private static final java.util.Comparator<Inequivalence> TYPE_FIRST = java.util.Comparator
             .comparing((Inequivalence i) -> !i.argument().equals(RabbitTopology.QUEUE_TYPE))
@@ -45,7 +52,9 @@ record Inequivalence(String argument, String wanted, String current, String curr
     static Optional<Inequivalence> parse(String replyText) {
         Matcher m = TEXT.matcher(replyText == null ? "" : replyText);
         if (!m.find()) {
-            return Optional.empty();
+            Matcher cut = ARGUMENT.matcher(replyText == null ? "" : replyText);
+            return cut.find() ? Optional.of(new Inequivalence(cut.group(1), null, null, null, replyText))
+                    : Optional.empty();
         }
         String wanted = m.group(4).equals("none") ? null : m.group(5) != null ? m.group(5) : m.group(7);
         String current = m.group(8).equals("none") ? null : m.group(9) != null ? m.group(9) : m.group(11);
@@ -58,6 +67,9 @@ record Inequivalence(String argument, String wanted, String current, String curr
      * @return false when that is not possible (a type not known here) or changes nothing (the probe would loop)
      */
     boolean adoptInto(Map<String, Object> probe) {
+        if (cutReply != null) {
+            return false;
+        }
         if (current == null) {
             return probe.remove(argument) != null;
         }
@@ -112,6 +124,10 @@ record Inequivalence(String argument, String wanted, String current, String curr
     }
 
     private String sentence() {
+        if (cutReply != null) {
+            return argument + " different from what the settings want (RabbitMQ cut its reply before the values: \""
+                    + cutReply + "\"; rabbitmqctl list_queues name arguments shows them)";
+        }
         String has = current == null ? "none" : "'" + current + "'";
         if (argument.equals(RabbitTopology.QUEUE_TYPE) && current == null) {
             has = "none (a classic queue)";

@@ -41,6 +41,9 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
     private static final Logger LOG = LoggerFactory.getLogger(RabbitDeadLetterQueue.class);
 
     private final Connection connection;
+    /** How long a scan waits for a quorum queue to take back what it returned. */
+    static final Duration RETURN_WAIT = Duration.ofSeconds(2);
+
     private final Declarations declarations;
     private final Duration confirmTimeout;
     private final Clock clock;
@@ -77,7 +80,7 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
         }
         scan(queue, (ch, got, dl) -> {
             out.add(dl);
-            return out.size() >= max;
+            return out.size() >= max ? Step.STOP : Step.NEXT;
         });
         return out;
     }
@@ -93,9 +96,9 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
         scan(queue, (ch, got, dl) -> {
             if (dl.entry().id().equals(deadLetterId)) {
                 found.add(dl);
-                return true;
+                return Step.STOP;
             }
-            return false;
+            return Step.NEXT;
         });
         return found.stream().findFirst();
     }
@@ -105,7 +108,7 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
         AtomicBoolean moved = new AtomicBoolean();
         scan(queue, (ch, got, dl) -> {
             if (!dl.entry().id().equals(deadLetterId)) {
-                return false;
+                return Step.NEXT;
             }
             // back to the queue whose DLQ this is: never to a queue named by a header, which a producer can write
             declarations.ensureQueue(queue);
@@ -116,7 +119,7 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
             LOG.info("decision=redrive dead_letter={} origin_queue={} message_id={} approved_by=\"{}\"",
                     AmqpMessages.printable(deadLetterId), queue, AmqpMessages.printable(got.getProps().getMessageId()),
                     AmqpMessages.printable(approval.approvedBy()));
-            return true;
+            return Step.REMOVED_AND_STOP;
         });
         return moved.get();
     }
@@ -163,16 +166,26 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
 
     @FunctionalInterface
     private interface Visitor {
-        /** @return true to stop reading */
-        boolean visit(Channel channel, GetResponse got, RabbitDeadLetter deadLetter) throws IOException;
+        Step visit(Channel channel, GetResponse got, RabbitDeadLetter deadLetter) throws IOException;
     }
 
-    /** Reads {@code Q.dlq} one message at a time on a private channel, then closes it: the rest is requeued. */
+    /** What a scan does after a visit: read on, stop, or stop having acked (removed) the message just read. */
+    private enum Step { NEXT, STOP, REMOVED_AND_STOP }
+
+    /**
+     * Reads {@code Q.dlq} one message at a time on a private channel, then closes it: the rest is requeued. A quorum
+     * queue takes returned messages back asynchronously, after the close: until it has them, its depth reads low
+     * (a peek followed by a depth saw 0 of 1). So the scan returns only once the queue holds again what it held minus
+     * what this scan removed, or after {@link #RETURN_WAIT} (another reader may be holding some).
+     */
     private void scan(String queue, Visitor visitor) {
         String dlq = RabbitTopology.deadLetterQueue(queue);
         synchronized (oneReadAtATime) {
             Channel ch = null;
+            long before = -1;
+            int removed = 0;
             try {
+                before = countReady(dlq);
                 ch = connection.createChannel();
                 ch.confirmSelect();
                 while (true) {
@@ -181,7 +194,9 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
                         return;
                     }
                     RabbitDeadLetter dl = DeadLetterReader.read(got.getProps(), got.getBody(), queue, clock.now());
-                    if (visitor.visit(ch, got, dl)) {
+                    Step step = visitor.visit(ch, got, dl);
+                    if (step != Step.NEXT) {
+                        removed = step == Step.REMOVED_AND_STOP ? 1 : 0;
                         return;
                     }
                 }
@@ -194,7 +209,24 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
                         : new TransportException("cannot read " + dlq + ": " + e.getMessage(), e);
             } finally {
                 closeQuietly(ch);
+                awaitReturned(dlq, before - removed);
             }
+        }
+    }
+
+    private void awaitReturned(String dlq, long expected) {
+        if (expected <= 0) {
+            return;
+        }
+        long deadline = System.nanoTime() + RETURN_WAIT.toNanos();
+        try {
+            while (countReady(dlq) < expected && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.debug("could not read the depth of {} after a scan: {}", dlq, e.getMessage());
         }
     }
 

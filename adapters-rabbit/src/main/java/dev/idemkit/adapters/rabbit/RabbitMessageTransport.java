@@ -190,7 +190,8 @@ public final class RabbitMessageTransport implements MessageTransport {
      */
     private static AddressResolver nodes(RabbitSettings settings) {
         List<Address> addresses = settings.addresses().isEmpty()
-                ? List.of(new Address(settings.uri().getHost(), settings.uri().getPort() > 0 ? settings.uri().getPort()
+                ? List.of(new Address(settings.uri().getHost() == null ? ConnectionFactory.DEFAULT_HOST
+                        : settings.uri().getHost(), settings.uri().getPort() > 0 ? settings.uri().getPort()
                         : "amqps".equals(settings.uri().getScheme()) ? ConnectionFactory.DEFAULT_AMQP_OVER_SSL_PORT
                         : ConnectionFactory.DEFAULT_AMQP_PORT))
                 : settings.addresses().stream().map(Address::parseAddress).toList();

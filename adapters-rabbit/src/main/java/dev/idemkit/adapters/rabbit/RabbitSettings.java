@@ -27,8 +27,9 @@ import java.util.function.Function;
  *     means the uri's host and port. The uri still gives user, password, virtual host and TLS
  * @param deliveryLimit quorum queues only: how often the broker may deliver ONE copy of a message that comes back
  *     unsettled (the consumer crashed or lost its connection while holding it, or gave it back) before the broker
- *     dead-letters it into the dead-letter queue with reason {@code delivery_limit}. A safety net under idemkit's own
- *     attempt count (each idemkit retry is a fresh copy, so retries do not count); at least {@code maxAttemptsHint}
+ *     dead-letters it into the dead-letter queue with reason {@code delivery_limit}. A safety net beyond idemkit's own
+ *     attempt count: it counts only the deliveries idemkit could not count (each idemkit retry is a fresh copy that
+ *     starts at 0), so it is independent of {@code maxAttemptsHint}
  */
 public record RabbitSettings(URI uri, int prefetch, int consumers, Duration confirmTimeout, int maxAttemptsHint,
         Duration shutdownGrace, QueueType queueType, List<String> addresses, int deliveryLimit) {
@@ -46,7 +47,10 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
          * {@code x-delivery-limit}.
          */
         QUORUM,
-        /** Single-node classic queues, declared exactly as idemkit did before quorum queues (no type argument). */
+        /**
+         * Single-node classic queues, with the arguments idemkit declared before quorum queues plus an explicit
+         * {@code x-queue-type=classic} (equivalent, for RabbitMQ, to the untyped queues of then).
+         */
         CLASSIC;
 
         static QueueType parse(String text) {
@@ -86,10 +90,8 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
         Objects.requireNonNull(queueType, "queueType");
         addresses = List.copyOf(addresses);
         addresses.forEach(RabbitSettings::requireHostAndPort);
-        if (deliveryLimit < maxAttemptsHint || deliveryLimit > MAX_DELIVERY_LIMIT) {
-            throw new IllegalArgumentException("deliveryLimit must be " + maxAttemptsHint + ".." + MAX_DELIVERY_LIMIT
-                    + " (at least maxAttemptsHint, so that the broker never dead-letters a message idemkit would still"
-                    + " retry), got " + deliveryLimit);
+        if (deliveryLimit < 1 || deliveryLimit > MAX_DELIVERY_LIMIT) {
+            throw new IllegalArgumentException("deliveryLimit must be 1.." + MAX_DELIVERY_LIMIT + ", got " + deliveryLimit);
         }
     }
 
@@ -118,7 +120,10 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
 
     private static String requireHostAndPort(String address) {
         int colon = address == null ? -1 : address.lastIndexOf(':');
-        if (colon <= 0 || colon == address.length() - 1 || address.contains("/") || address.contains("@")) {
+        String host = colon <= 0 ? "" : address.substring(0, colon);
+        boolean bracketed = host.startsWith("[") && host.endsWith("]") && host.length() > 2; // [::1]:5672
+        if (colon <= 0 || colon == address.length() - 1 || address.contains("/") || address.contains("@")
+                || !bracketed && (host.contains(":") || host.contains("[") || host.contains("]"))) {
             throw new IllegalArgumentException("a node address must be host:port, got '" + address + "'");
         }
         try {
@@ -156,7 +161,7 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
                 read(env, "IDEMKIT_RABBIT_SHUTDOWN_GRACE_MS", s -> Duration.ofMillis(Long.parseLong(s)), d.shutdownGrace),
                 read(env, "IDEMKIT_RABBIT_QUEUE_TYPE", QueueType::parse, d.queueType),
                 read(env, "IDEMKIT_RABBIT_ADDRESSES", RabbitSettings::parseAddresses, d.addresses),
-                read(env, "IDEMKIT_RABBIT_DELIVERY_LIMIT", Integer::parseInt, Math.max(d.deliveryLimit, maxAttempts)));
+                read(env, "IDEMKIT_RABBIT_DELIVERY_LIMIT", Integer::parseInt, d.deliveryLimit));
     }
 
     public RabbitSettings withUri(URI u) {
@@ -175,10 +180,9 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
         return new RabbitSettings(uri, prefetch, consumers, d, maxAttemptsHint, shutdownGrace, queueType, addresses, deliveryLimit);
     }
 
-    /** Also raises the delivery limit to {@code n} if it was lower (the limit must stay at least the attempt count). */
     public RabbitSettings withMaxAttemptsHint(int n) {
         return new RabbitSettings(uri, prefetch, consumers, confirmTimeout, n, shutdownGrace, queueType, addresses,
-                Math.max(deliveryLimit, n));
+                deliveryLimit);
     }
 
     public RabbitSettings withShutdownGrace(Duration d) {

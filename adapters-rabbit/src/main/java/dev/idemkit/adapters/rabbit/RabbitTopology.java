@@ -24,8 +24,8 @@ import java.util.Map;
  *
  * Quorum queues (the default) add {@code x-queue-type=quorum} to all of them, and
  * {@code x-dead-letter-strategy=at-least-once} with {@code x-overflow=reject-publish} to the three that dead-letter;
- * classic queues are declared exactly as before quorum support (no type argument), so existing classic deployments
- * keep working ({@link Shape}).
+ * classic ones get {@code x-queue-type=classic}, which RabbitMQ takes as equivalent to the untyped queues idemkit
+ * declared before quorum support, so existing classic deployments keep working ({@link Shape}).
  *
  * <p>Retry buckets are powers of two from 1 s to 4096 s; a delay goes to the smallest bucket that holds it
  * and also carries its exact delay as the per-message {@code expiration}.
@@ -124,19 +124,19 @@ final class RabbitTopology {
         /** Q.dlq: no TTL, no dead-lettering of its own; nothing expires or drops a dead letter. */
         Map<String, Object> deadLetters() {
             Map<String, Object> args = new LinkedHashMap<>();
-            if (quorum()) {
-                args.put(QUEUE_TYPE, "quorum");
-                if (brokerMajor >= 4) {
-                    args.put(DELIVERY_LIMIT, -1);
-                }
+            args.put(QUEUE_TYPE, type.label());
+            if (quorum() && brokerMajor >= 4) {
+                args.put(DELIVERY_LIMIT, -1);
             }
             return args;
         }
 
         private Map<String, Object> deadLettering(String exchange, String routingKey) {
             Map<String, Object> args = new LinkedHashMap<>();
+            // explicit for classic too: a virtual host whose default queue type is quorum would otherwise turn an
+            // untyped declaration into a quorum queue; RabbitMQ treats an existing untyped queue as classic
+            args.put(QUEUE_TYPE, type.label());
             if (quorum()) {
-                args.put(QUEUE_TYPE, "quorum");
                 // at-least-once dead-lettering needs reject-publish; without it RabbitMQ silently falls back to at-most-once
                 args.put("x-overflow", "reject-publish");
                 args.put("x-dead-letter-strategy", "at-least-once");

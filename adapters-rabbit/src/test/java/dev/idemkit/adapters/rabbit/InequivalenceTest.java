@@ -21,6 +21,13 @@ class InequivalenceTest {
                 + " in vhost 'v': received none but current is the value 'dlx' of type 'longstr'")).contains(
                 new Inequivalence("x-dead-letter-exchange", null, "dlx", "longstr"));
         assertThat(Inequivalence.parse("NOT_FOUND - no queue 'q' in vhost '/'")).isEmpty();
+        String cut = "PRECONDITION_FAILED - inequivalent arg 'x-overflow' for queue '" + "q".repeat(200) + "' in vh...";
+        assertThat(Inequivalence.parse(cut)).as("a reply the broker cut at 255 bytes still names the argument")
+                .hasValueSatisfying(i -> {
+                    assertThat(i.argument()).isEqualTo("x-overflow");
+                    assertThat(i.cutReply()).isEqualTo(cut);
+                    assertThat(i.adoptInto(new HashMap<>(Map.of("x-overflow", "reject-publish")))).isFalse();
+                });
         assertThat(Inequivalence.parse(null)).isEmpty();
     }
 

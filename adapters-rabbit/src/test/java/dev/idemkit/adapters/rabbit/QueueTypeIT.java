@@ -78,15 +78,34 @@ class QueueTypeIT {
     }
 
     @Test
-    void aClassicTopologyIsDeclaredExactlyAsBeforeQuorumSupport() throws Exception {
+    void aClassicTopologyIsClassicAndOneDeclaredBeforeQuorumSupportIsAcceptedAsItIs() throws Exception {
         String q = queue("classic");
         transport(QueueType.CLASSIC, 20).declare(q);
 
         Map<String, BrokerQueue> held = RabbitFixtures.brokerQueues(q);
         held.forEach((name, bq) -> assertThat(bq.type()).as(name).isEqualTo("classic"));
-        assertThat(held.get(q).arguments()).isEqualTo(Map.of("x-dead-letter-exchange", q + ".dlx",
-                "x-dead-letter-routing-key", q + ".dlq"));
-        assertThat(held.get(q + ".dlq").arguments()).isEmpty();
+        assertThat(held.get(q).arguments()).isEqualTo(Map.of("x-queue-type", "classic",
+                "x-dead-letter-exchange", q + ".dlx", "x-dead-letter-routing-key", q + ".dlq"));
+        assertThat(held.get(q + ".dlq").arguments()).isEqualTo(Map.of("x-queue-type", "classic"));
+
+        // the topology as idemkit declared it before quorum support: no x-queue-type anywhere
+        String old = queue("classic-old");
+        try (var raw = RabbitFixtures.rawConnection(); var ch = raw.createChannel()) {
+            ch.exchangeDeclare(old + ".dlx", com.rabbitmq.client.BuiltinExchangeType.DIRECT, true);
+            ch.queueDeclare(old + ".dlq", true, false, false, Map.of());
+            ch.queueBind(old + ".dlq", old + ".dlx", old + ".dlq");
+            ch.queueDeclare(old + ".dlq.hold", true, false, false, Map.of("x-message-ttl", 0,
+                    "x-dead-letter-exchange", old + ".dlx", "x-dead-letter-routing-key", old + ".dlq"));
+            ch.queueDeclare(old, true, false, false, Map.of("x-dead-letter-exchange", old + ".dlx",
+                    "x-dead-letter-routing-key", old + ".dlq"));
+            for (int b : List.of(1, 2)) {
+                ch.queueDeclare(old + ".retry." + b + "s", true, false, false, Map.of("x-message-ttl", b * 1000,
+                        "x-dead-letter-exchange", "", "x-dead-letter-routing-key", old));
+            }
+        }
+        Map<String, BrokerQueue> before = RabbitFixtures.brokerQueues(old);
+        transport(QueueType.CLASSIC, 20).declare(old);
+        assertThat(RabbitFixtures.brokerQueues(old)).isEqualTo(before);
     }
 
     @Test
@@ -102,12 +121,12 @@ class QueueTypeIT {
             assertThatThrownBy(() -> quorum.declare(q))
                     .isInstanceOf(TopologyMismatchException.class)
                     .hasMessageContaining("queue '" + q + "' has ")
-                    .hasMessageContaining("x-queue-type none (a classic queue) where the settings want 'quorum'")
+                    .hasMessageContaining("x-queue-type 'classic' where the settings want 'quorum'")
                     // once the type differs RabbitMQ compares only what a classic queue knows: not the delivery limit
                     // nor the dead-letter strategy
                     .hasMessageContaining("x-overflow none where the settings want 'reject-publish'")
-                    .hasMessageContaining("queue '" + q + ".dlq' has x-queue-type none")
-                    .hasMessageContaining("queue '" + q + ".dlq.hold' has x-queue-type none")
+                    .hasMessageContaining("queue '" + q + ".dlq' has x-queue-type 'classic'")
+                    .hasMessageContaining("queue '" + q + ".dlq.hold' has x-queue-type 'classic'")
                     .hasMessageContaining("IDEMKIT_RABBIT_QUEUE_TYPE")
                     .satisfies(e -> assertThat(((TopologyMismatchException) e).queue()).isEqualTo(q));
         }
@@ -121,6 +140,28 @@ class QueueTypeIT {
         try (var raw = RabbitFixtures.rawConnection()) {
             assertThat(RabbitFixtures.messageCount(raw, q)).as("the classic queue's message").isEqualTo(1);
             assertThat(RabbitFixtures.messageCount(raw, other)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aReadOfAQuorumDeadLetterQueueLeavesItsDepthAsItWas() throws Exception {
+        String q = queue("peek-depth");
+        RabbitMessageTransport t = transport(QueueType.QUORUM, 20);
+        t.declare(q);
+        try (var raw = RabbitFixtures.rawConnection(); var ch = raw.createChannel()) {
+            ch.confirmSelect();
+            for (int i = 0; i < 5; i++) {
+                ch.basicPublish("", q + ".dlq", new com.rabbitmq.client.AMQP.BasicProperties.Builder()
+                        .messageId("dl-" + i).deliveryMode(2).build(), new byte[] {'x'});
+            }
+            ch.waitForConfirmsOrDie(5_000);
+        }
+        RabbitDeadLetterQueue dlq = t.deadLetterQueue();
+        Eventually.await(Duration.ofSeconds(10), "five dead letters", () -> dlq.depth(q) == 5);
+        for (int round = 0; round < 30; round++) {
+            assertThat(dlq.peek(q, 10)).hasSize(5);
+            // a quorum queue takes the read messages back asynchronously: the read waits for that
+            assertThat(dlq.depth(q)).as("depth right after read %d", round).isEqualTo(5);
         }
     }
 

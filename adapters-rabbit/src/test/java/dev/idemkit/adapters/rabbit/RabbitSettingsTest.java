@@ -42,15 +42,15 @@ class RabbitSettingsTest {
     }
 
     @Test
-    void theDeliveryLimitStaysAtLeastTheAttemptCount() {
+    void theDeliveryLimitIsIndependentOfTheAttemptCount() {
+        // raising max attempts must not change an existing queue's x-delivery-limit (that would refuse to start)
         assertThat(RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_MAX_ATTEMPTS", "30")).deliveryLimit())
-                .as("default limit raised to the attempts").isEqualTo(30);
-        assertThat(RabbitSettings.defaults().withMaxAttemptsHint(25).deliveryLimit()).isEqualTo(25);
-        assertThat(RabbitSettings.defaults().withMaxAttemptsHint(2).deliveryLimit()).isEqualTo(20);
-        assertThatThrownBy(() -> RabbitSettings.defaults().withDeliveryLimit(2))
-                .hasMessageContaining("deliveryLimit must be 3..10000");
-        assertThatThrownBy(() -> RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_MAX_ATTEMPTS", "5",
-                "IDEMKIT_RABBIT_DELIVERY_LIMIT", "4"))).hasMessageContaining("deliveryLimit must be 5..");
+                .isEqualTo(20);
+        assertThat(RabbitSettings.defaults().withMaxAttemptsHint(25).deliveryLimit()).isEqualTo(20);
+        assertThat(RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_MAX_ATTEMPTS", "5",
+                "IDEMKIT_RABBIT_DELIVERY_LIMIT", "2")).deliveryLimit()).isEqualTo(2);
+        assertThatThrownBy(() -> RabbitSettings.defaults().withDeliveryLimit(0))
+                .hasMessageContaining("deliveryLimit must be 1..10000");
     }
 
     @Test
@@ -58,12 +58,14 @@ class RabbitSettingsTest {
         assertThatThrownBy(() -> RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_QUEUE_TYPE", "stream")))
                 .hasMessageContaining("IDEMKIT_RABBIT_QUEUE_TYPE").hasMessageContaining("quorum or classic");
         for (String bad : new String[] {"node1", "node1:", ":5672", "node1:99999", "node1:x", "amqp://node1:5672",
-                "u:p@node1:5672", ","}) {
+                "u:p@node1:5672", ",", "a:b:5672", "::1:5672", "[]:5672"}) {
             assertThatThrownBy(() -> RabbitSettings.fromEnvironment(Map.of("IDEMKIT_RABBIT_ADDRESSES", bad)))
                     .as(bad).hasMessageContaining("IDEMKIT_RABBIT_ADDRESSES");
         }
         assertThatThrownBy(() -> RabbitSettings.defaults().withAddresses(List.of("node1")))
                 .hasMessageContaining("host:port");
+        assertThat(RabbitSettings.parseAddresses("[::1]:5672,127.0.0.1:5673")).containsExactly("[::1]:5672",
+                "127.0.0.1:5673");
     }
 
     @Test

@@ -79,7 +79,8 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
 
     /**
      * The broker: which one, each technology's address, and how many deliveries a consumer processes at once. The
-     * RabbitMQ adapter's own options ({@code rabbit.queue-type}, {@code rabbit.addresses}, {@code rabbit.delivery-limit})
+     * RabbitMQ adapter's own options ({@code rabbit.queue-type}, {@code rabbit.addresses}, {@code rabbit.delivery-limit},
+     * {@code rabbit.prefetch})
      * are checked here and passed on under their {@code IDEMKIT_RABBIT_*} names for {@code RabbitSettings.fromEnvironment}.
      */
     public record TransportSettings(TransportKind kind, URI rabbitUri, Map<String, String> rabbitOptions,
@@ -141,7 +142,7 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
     }
 
     /** The RabbitMQ adapter's options, checked here so that a bad one is a configuration error naming it. */
-    private static Map<String, String> rabbitOptions(Sources s, int maxAttempts) {
+    private static Map<String, String> rabbitOptions(Sources s) {
         Map<String, String> options = new LinkedHashMap<>();
         s.get("rabbit.queue-type").ifPresent(t -> {
             if (!t.equalsIgnoreCase("quorum") && !t.equalsIgnoreCase("classic")) {
@@ -159,11 +160,10 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         if (s.get("rabbit.delivery-limit").isPresent()) {
             int limit = integer(s, "rabbit.delivery-limit", RabbitSettings.DEFAULT_DELIVERY_LIMIT, 1,
                     RabbitSettings.MAX_DELIVERY_LIMIT);
-            if (limit < maxAttempts) {
-                throw new ConfigException("rabbit.delivery-limit", "must be at least max.attempts (" + maxAttempts
-                        + ") so that the broker never dead-letters a message idemkit would still retry, got " + limit);
-            }
             options.put(Sources.envName("rabbit.delivery-limit"), Integer.toString(limit));
+        }
+        if (s.get("rabbit.prefetch").isPresent()) {
+            options.put(Sources.envName("rabbit.prefetch"), Integer.toString(integer(s, "rabbit.prefetch", 100, 1, 65_535)));
         }
         return options;
     }
@@ -205,7 +205,7 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                 duration(s, "inbox.retention", Duration.ofDays(7)));
         int maxAttempts = integer(s, "max.attempts", 3, 1, 100);
         TransportSettings transport = new TransportSettings(transportKind,
-                uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"), rabbitOptions(s, maxAttempts),
+                uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"), rabbitOptions(s),
                 s.get("sqs.endpoint").map(v -> v.equalsIgnoreCase(AWS) ? AWS
                         : uri(s, "sqs.endpoint", v, "http", "https").toString()),
                 s.get("sqs.region").orElse("us-east-1"),

@@ -17,7 +17,6 @@ import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;
 import dev.idemkit.ports.out.TransportException;
 import dev.idemkit.ports.service.BatchingConsumer;
-import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -252,15 +251,13 @@ class RabbitClusterIT {
                 + second.metrics().count("idemkit_messages", "decision", decision);
     }
 
-    /** Ready messages in {@code name}, asked of node {@code node}. */
+    /** Ready messages in {@code name} (which must exist), asked of node {@code node}. */
     private static long ready(int node, String name) throws Exception {
         ConnectionFactory f = new ConnectionFactory();
         f.setUri(cluster.uri(node));
         try (com.rabbitmq.client.Connection c = f.newConnection("idemkit-it-cluster-counts");
                 Channel ch = c.createChannel()) {
             return ch.queueDeclarePassive(name).getMessageCount();
-        } catch (IOException e) {
-            return 0; // not there
         }
     }
 

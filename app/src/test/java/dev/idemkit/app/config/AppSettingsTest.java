@@ -138,13 +138,13 @@ class AppSettingsTest {
     @Test
     void theRabbitAdaptersOwnOptionsArePassedOnUnderTheirVariableNames() {
         AppSettings s = resolve("rabbit.queue-type", "classic", "rabbit.addresses", "n1:5681, n2:5682",
-                "rabbit.delivery-limit", "9", "max.attempts", "4");
+                "rabbit.delivery-limit", "9", "max.attempts", "4", "rabbit.prefetch", "1");
         assertThat(s.transport().rabbitOptions()).containsExactlyInAnyOrderEntriesOf(Map.of(
                 "IDEMKIT_RABBIT_QUEUE_TYPE", "classic", "IDEMKIT_RABBIT_ADDRESSES", "n1:5681,n2:5682",
-                "IDEMKIT_RABBIT_DELIVERY_LIMIT", "9"));
+                "IDEMKIT_RABBIT_DELIVERY_LIMIT", "9", "IDEMKIT_RABBIT_PREFETCH", "1"));
         assertThat(resolve().transport().rabbitOptions()).as("defaults are the adapter's").isEmpty();
-        assertThatThrownBy(() -> resolve("rabbit.delivery-limit", "5", "max.attempts", "6"))
-                .hasMessageContaining("'rabbit.delivery-limit'").hasMessageContaining("at least max.attempts (6)");
+        assertThat(resolve("rabbit.delivery-limit", "2", "max.attempts", "6").transport().rabbitOptions())
+                .as("independent of the attempts").containsEntry("IDEMKIT_RABBIT_DELIVERY_LIMIT", "2");
     }
 
     @Test
@@ -222,8 +222,8 @@ class AppSettingsTest {
         "rabbit.addresses, 'node1,node2'",
         "rabbit.addresses, amqp://node1:5672",
         "rabbit.delivery-limit, 0",
-        "rabbit.delivery-limit, 2",
-        "rabbit.delivery-limit, lots"})
+        "rabbit.delivery-limit, lots",
+        "rabbit.prefetch, 0"})
     void aBadValueIsAConfigExceptionNamingItsSetting(String setting, String value) {
         assertThatThrownBy(() -> resolve(setting, value))
                 .isInstanceOfSatisfying(ConfigException.class, e -> {

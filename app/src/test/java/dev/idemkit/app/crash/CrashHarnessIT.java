@@ -79,7 +79,7 @@ class CrashHarnessIT {
      */
     @Test
     void aMessageThatMakesItsConsumerProcessExitEndsInTheDeadLetterQueueAfterTheDeliveryLimit() throws Exception {
-        int limit = 5; // the lowest the children allow: at least their max attempts (5)
+        int limit = 3;
         try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT, java.util.Map.of(
                 "IDEMKIT_RABBIT_QUEUE_TYPE", "quorum", "IDEMKIT_RABBIT_DELIVERY_LIMIT", Integer.toString(limit)))) {
             CrashHarness.Report report = harness.runDeliveryLimit(limit);
