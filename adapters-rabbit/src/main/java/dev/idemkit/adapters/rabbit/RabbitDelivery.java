@@ -108,6 +108,14 @@ final class RabbitDelivery implements Delivery {
             headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
             long expiration = Math.max(0, Math.min(delay.toMillis(), bucket * 1000L));
             publishPatiently(RabbitTopology.retryQueue(queue, bucket), AmqpMessages.copy(props, headers, expiration));
+        } catch (TopologyMismatchException e) {
+            // the retry bucket exists with other arguments: no retry can be scheduled until an operator fixes it, and
+            // giving the delivery back would only bring it round again; dead-letter it, saying why
+            LOG.error("decision=dead-letter queue={} message_id={} reason=\"its retry cannot be scheduled\" cause=\"{}\"",
+                    queue, AmqpMessages.printable(message.rawId()), e.getMessage());
+            deadLetterCopy("its retry could not be scheduled (attempt " + failed.number() + " failed: "
+                    + failed.error() + "): " + e.getMessage(), failed);
+            return;
         } catch (RuntimeException e) {
             state.set(OPEN);
             throw e;
@@ -119,6 +127,11 @@ final class RabbitDelivery implements Delivery {
     @Override
     public void deadLetter(String reason, AttemptRecord failed) {
         begin();
+        deadLetterCopy(reason, failed);
+    }
+
+    /** The dead letter's copy through the hold queue, then the ack; the reject fallback if the copy cannot be published. */
+    private void deadLetterCopy(String reason, AttemptRecord failed) {
         Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
         headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
         headers.put(AmqpMessages.REASON, AmqpMessages.cut(reason, AmqpMessages.MAX_REASON_LENGTH));

@@ -166,6 +166,32 @@ class QueueTypeIT {
     }
 
     @Test
+    void aRetryBucketOfAnotherTypeDeadLettersTheMessageSayingWhyInsteadOfLooping() throws Exception {
+        String q = queue("bucket-mismatch");
+        RabbitMessageTransport t = transport(QueueType.QUORUM, 20);
+        t.declare(q); // buckets 1 s and 2 s up front; 4 s is declared on first use
+        try (var raw = RabbitFixtures.rawConnection(); var ch = raw.createChannel()) {
+            ch.queueDeclare(q + ".retry.4s", true, false, false, Map.of()); // someone's classic queue of that name
+        }
+        List<Integer> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        t.subscribe(q, d -> {
+            seen.add(d.attempt());
+            d.retryAfter(Duration.ofSeconds(3), new dev.idemkit.domain.deadletter.AttemptRecord(d.attempt(),
+                    java.time.Instant.now(), "boom"));
+        });
+        t.publish(q, OutgoingMessage.of("m-1", new byte[] {'x'}));
+
+        RabbitDeadLetterQueue dlq = t.deadLetterQueue();
+        Eventually.await(Duration.ofSeconds(20), "the dead letter", () -> dlq.depth(q) == 1);
+        DeadLetterEntry entry = dlq.peek(q, 1).get(0);
+        assertThat(entry.deadLetter().reason()).contains("its retry could not be scheduled")
+                .contains(q + ".retry.4s").contains("x-queue-type");
+        assertThat(entry.deadLetter().attempts()).hasSize(1);
+        Eventually.pause(1_500);
+        assertThat(seen).as("delivered once: no requeue loop").containsExactly(1);
+    }
+
+    @Test
     void anotherDeliveryLimitOnAnExistingQuorumQueueIsRefusedNamingBothValues() {
         String q = queue("limit");
         transport(QueueType.QUORUM, 20).declare(q);
