@@ -14,6 +14,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,8 +41,10 @@ final class RabbitDelivery implements Delivery {
     private static final int OPEN = 0;
     private static final int SETTLING = 1;
     private static final int SETTLED = 2;
-    /** How long a settle that must publish keeps trying while the delivery's channel is open. */
-    static final Duration SETTLE_PATIENCE = Duration.ofSeconds(15);
+    /** How long a settle that must publish keeps trying while the delivery's channel is open (tests shorten it). */
+    static volatile Duration settlePatience = Duration.ofSeconds(15);
+    /** How long a delivery whose broker path failed is held before it is given back to the queue. */
+    static final Duration GIVE_BACK_PAUSE = Duration.ofSeconds(1);
 
     private final Channel channel;
     private final long tag;
@@ -53,10 +58,13 @@ final class RabbitDelivery implements Delivery {
     private final Declarations declarations;
     private final Clock clock;
     private final Runnable onSettled;
+    private final ScheduledExecutorService scheduler;
     private final AtomicInteger state = new AtomicInteger(OPEN);
 
     RabbitDelivery(Channel channel, long tag, boolean redelivered, AMQP.BasicProperties props, byte[] body,
-            String queue, ConfirmingPublisher publisher, Declarations declarations, Clock clock, Runnable onSettled) {
+            String queue, ConfirmingPublisher publisher, Declarations declarations, Clock clock, Runnable onSettled,
+            ScheduledExecutorService scheduler) {
+        this.scheduler = scheduler;
         this.channel = channel;
         this.tag = tag;
         this.redelivered = redelivered;
@@ -118,10 +126,24 @@ final class RabbitDelivery implements Delivery {
             return;
         } catch (RuntimeException e) {
             state.set(OPEN);
+            if (e instanceof TransportException t) {
+                // whoever called may swallow this (the batched consumer's hand-over does): the delivery must not stay
+                // unacked on a healthy channel forever, so it gives itself back after a pause (a redelivery follows)
+                giveBackLater(t);
+            }
             throw e;
         }
         ackQuietly();
         done();
+    }
+
+    /** Requeues this delivery after {@link #GIVE_BACK_PAUSE}, unless it is settled by then. */
+    void giveBackLater(TransportException cause) {
+        try {
+            scheduler.schedule(() -> settleAbandoned(cause), GIVE_BACK_PAUSE.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+            LOG.debug("transport closing: the broker requeues {} when the channel closes", AmqpMessages.printable(message.rawId()));
+        }
     }
 
     @Override
@@ -150,14 +172,15 @@ final class RabbitDelivery implements Delivery {
     }
 
     /**
-     * Publishes a settle's copy, trying again with backoff (50 ms doubling to 1 s) for up to {@link #SETTLE_PATIENCE}
+     * Publishes a settle's copy, trying again with backoff (50 ms doubling to 1 s) for up to {@link #settlePatience}
      * while this delivery's channel is open: the publishing connection may be recovering (its node died, the broker
      * closed it) while the consuming one is fine. Giving up at once would requeue the delivery, which is redelivered
      * at once and fails again: a spin that, on a quorum queue, burns the message's delivery limit in about a second
      * ({@code PublishingConnectionLossIT}). A {@link TopologyMismatchException} is not retried: waiting cannot fix it.
      */
     private void publishPatiently(String target, AMQP.BasicProperties copy) {
-        long deadline = System.nanoTime() + SETTLE_PATIENCE.toNanos();
+        Duration patience = settlePatience;
+        long deadline = System.nanoTime() + patience.toNanos();
         long pause = 50;
         for (int tries = 1; ; tries++) {
             try {
@@ -175,7 +198,7 @@ final class RabbitDelivery implements Delivery {
                 }
                 if (tries == 1) {
                     LOG.warn("decision=settle-publish-waiting queue={} message_id={} target={} cause=\"{}\" patience={}",
-                            queue, AmqpMessages.printable(message.rawId()), target, e.getMessage(), SETTLE_PATIENCE);
+                            queue, AmqpMessages.printable(message.rawId()), target, e.getMessage(), patience);
                 }
                 try {
                     Thread.sleep(pause);

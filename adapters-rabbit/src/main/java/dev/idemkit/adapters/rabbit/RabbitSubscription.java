@@ -32,8 +32,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RabbitSubscription implements Subscription {
     private static final Logger LOG = LoggerFactory.getLogger(RabbitSubscription.class);
-    /** How long a delivery whose broker path failed is held before it is given back to the queue. */
-    static final java.time.Duration REQUEUE_PAUSE = java.time.Duration.ofSeconds(1);
 
     private final String queue;
     private final DeliveryHandler handler;
@@ -83,6 +81,11 @@ final class RabbitSubscription implements Subscription {
             ChannelConsumer consumer = new ChannelConsumer(ch);
             consumer.tag = ch.basicConsume(queue, false, consumer);
             consumers.add(consumer);
+            if (closing) { // close() ran meanwhile and will not see this one
+                consumers.remove(consumer);
+                closeQuietly(ch);
+                return;
+            }
             ch.addShutdownListener(cause -> {
                 if (!closing && !cause.isHardError() && !cause.isInitiatedByApplication()) {
                     LOG.warn("decision=reopen-channel queue={} cause=\"{}\"", queue, cause.getMessage());
@@ -212,7 +215,7 @@ final class RabbitSubscription implements Subscription {
             RabbitDelivery delivery;
             try {
                 delivery = new RabbitDelivery(channel, envelope.getDeliveryTag(), envelope.isRedeliver(), props, body,
-                        queue, publisher, declarations, clock, inFlight::decrementAndGet);
+                        queue, publisher, declarations, clock, inFlight::decrementAndGet, reopener);
             } catch (RuntimeException e) {
                 // nothing a producer sends may stop the consumer: the broker dead-letters it (x-death: rejected)
                 inFlight.decrementAndGet();
@@ -226,16 +229,11 @@ final class RabbitSubscription implements Subscription {
             } catch (RuntimeException | Error e) {
                 LOG.error("decision=handler-failed queue={} message_id={} cause=\"{}\"", queue,
                         AmqpMessages.printable(props.getMessageId()), e.toString());
-                if (e instanceof TransportException) {
-                    // the broker path failed (a settle could not publish for its whole patience, a queue mismatch):
-                    // give the delivery back only after a pause, never at once, or it comes straight back and spins
-                    // (and on a quorum queue every round counts against its delivery limit)
-                    try {
-                        reopener.schedule(() -> delivery.settleAbandoned(e), REQUEUE_PAUSE.toMillis(),
-                                TimeUnit.MILLISECONDS);
-                    } catch (java.util.concurrent.RejectedExecutionException closing) {
-                        LOG.debug("transport closing: the broker requeues {} when the channel closes", queue);
-                    }
+                if (e instanceof TransportException t) {
+                    // the broker path failed (a settle could not publish for its whole patience): give the delivery
+                    // back only after a pause, never at once, or it comes straight back and spins (and on a quorum
+                    // queue every round counts against its delivery limit); a no-op if it already gave itself back
+                    delivery.giveBackLater(t);
                 } else {
                     delivery.settleAbandoned(e);
                 }

@@ -56,4 +56,54 @@ class PublishingConnectionLossIT extends RabbitITBase {
                 .containsSubsequence(1, 2).hasSizeLessThanOrEqualTo(3);
         assertThat(transport.deadLetterQueue().depth(queue)).isZero();
     }
+
+    /**
+     * The batched consumer hands a failed batch's deliveries to the single path and swallows what that throws: a
+     * retry whose publish failed for its whole patience must still come back (the delivery gives itself back after a
+     * pause) instead of staying unacked on a healthy channel forever (before: it never came back).
+     */
+    @Test
+    void aRetryThatFailedForItsWholePatienceComesBackEvenWhenTheCallerSwallowsTheFailure() throws Exception {
+        Duration before = RabbitDelivery.settlePatience;
+        RabbitDelivery.settlePatience = Duration.ofMillis(200); // shorter than the publishing connection's recovery
+        try {
+            String queue = queue("publish-loss-swallowed");
+            String name = RabbitFixtures.anyConnectionName("publish-loss-swallowed");
+            RabbitMessageTransport consumer = closeLater(new RabbitMessageTransport(RabbitFixtures.settings(),
+                    Clock.system(), name));
+            List<Integer> attemptsSeen = new CopyOnWriteArrayList<>();
+            List<String> swallowed = new CopyOnWriteArrayList<>();
+            subscribe(consumer, queue, d -> {
+                attemptsSeen.add(d.attempt());
+                if (d.attempt() == 1) {
+                    try {
+                        d.retryAfter(Duration.ofMillis(100), new AttemptRecord(1, Instant.now(), "fails once"));
+                    } catch (dev.idemkit.ports.out.TransportException e) {
+                        swallowed.add(e.getMessage()); // as BatchingConsumer's hand-over does
+                    }
+                } else {
+                    d.ack();
+                }
+            });
+            consumer.declare(queue);
+            assertThat(RabbitFixtures.closeConnections(name + "-publish")).isEqualTo(1);
+            try (Channel ch = raw.createChannel()) {
+                ch.basicPublish("", queue, new AMQP.BasicProperties.Builder().messageId("m-1").deliveryMode(2).build(),
+                        "body".getBytes(StandardCharsets.UTF_8));
+            }
+
+            Eventually.await(Duration.ofSeconds(30), "the message back and retried", () -> {
+                try {
+                    return attemptsSeen.contains(2) && ready(queue) == 0;
+                } catch (java.io.IOException e) {
+                    return false;
+                }
+            });
+            assertThat(swallowed).as("the first retry failed for its whole patience").isNotEmpty();
+            assertThat(attemptsSeen.size()).as("given back after a pause, not spinning").isLessThanOrEqualTo(6);
+            assertThat(transport.deadLetterQueue().depth(queue)).isZero();
+        } finally {
+            RabbitDelivery.settlePatience = before;
+        }
+    }
 }
