@@ -45,13 +45,7 @@ class PublishingConnectionLossIT extends RabbitITBase {
                     "body".getBytes(StandardCharsets.UTF_8));
         }
 
-        Eventually.await(Duration.ofSeconds(30), "the retried delivery, acked", () -> {
-            try {
-                return attemptsSeen.contains(2) && ready(queue) == 0;
-            } catch (java.io.IOException e) {
-                return false;
-            }
-        });
+        awaitRetriedAndDrained(queue, attemptsSeen);
         assertThat(attemptsSeen).as("first attempt seen once or twice (not spinning), then the retry")
                 .containsSubsequence(1, 2).hasSizeLessThanOrEqualTo(3);
         assertThat(transport.deadLetterQueue().depth(queue)).isZero();
@@ -92,18 +86,23 @@ class PublishingConnectionLossIT extends RabbitITBase {
                         "body".getBytes(StandardCharsets.UTF_8));
             }
 
-            Eventually.await(Duration.ofSeconds(30), "the message back and retried", () -> {
-                try {
-                    return attemptsSeen.contains(2) && ready(queue) == 0;
-                } catch (java.io.IOException e) {
-                    return false;
-                }
-            });
+            awaitRetriedAndDrained(queue, attemptsSeen);
             assertThat(swallowed).as("the first retry failed for its whole patience").isNotEmpty();
             assertThat(attemptsSeen.size()).as("given back after a pause, not spinning").isLessThanOrEqualTo(6);
             assertThat(transport.deadLetterQueue().depth(queue)).isZero();
         } finally {
             RabbitDelivery.settlePatience = before;
         }
+    }
+
+    /** Until the second attempt was seen and the queue holds nothing. */
+    private void awaitRetriedAndDrained(String queue, List<Integer> attemptsSeen) {
+        Eventually.await(Duration.ofSeconds(30), "the retried delivery, acked", () -> {
+            try {
+                return attemptsSeen.contains(2) && ready(queue) == 0;
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        });
     }
 }

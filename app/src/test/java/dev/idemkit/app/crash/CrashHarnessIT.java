@@ -40,11 +40,8 @@ class CrashHarnessIT {
         try (CrashHarness harness = new CrashHarness(combination)) {
             CrashHarness.Report report = harness.run(point, KILLS, System.nanoTime(), "consume");
             REPORTS.add(report);
-            assertThat(report.problems()).as(report.toString()).isEmpty();
             assertThat(report.kills()).as("kills that landed: %s", report).isGreaterThanOrEqualTo(1);
-            assertThat(report.lost()).as("lost: %s", report).isZero();
-            assertThat(report.duplicated()).as("duplicated: %s", report).isZero();
-            assertThat(report.unsettled()).as("unsettled: %s", report).isZero();
+            assertExact(report);
         }
     }
 
@@ -62,11 +59,8 @@ class CrashHarnessIT {
         try (CrashHarness harness = new CrashHarness(combination)) {
             CrashHarness.Report report = harness.run(point, KILLS, System.nanoTime(), "batched");
             REPORTS.add(report);
-            assertThat(report.problems()).as(report.toString()).isEmpty();
             assertThat(report.kills()).as("kills that landed: %s", report).isGreaterThanOrEqualTo(1);
-            assertThat(report.lost()).as("lost: %s", report).isZero();
-            assertThat(report.duplicated()).as("duplicated: %s", report).isZero();
-            assertThat(report.unsettled()).as("unsettled: %s", report).isZero();
+            assertExact(report);
         }
     }
 
@@ -84,11 +78,8 @@ class CrashHarnessIT {
                 "IDEMKIT_RABBIT_QUEUE_TYPE", "quorum", "IDEMKIT_RABBIT_DELIVERY_LIMIT", Integer.toString(limit)))) {
             CrashHarness.Report report = harness.runDeliveryLimit(limit);
             REPORTS.add(report);
-            assertThat(report.problems()).as(report.toString()).isEmpty();
             assertThat(report.kills()).as("consumer processes the message made exit").isBetween((limit + 2) / 2, limit + 1);
-            assertThat(report.lost()).as("lost: %s", report).isZero();
-            assertThat(report.duplicated()).as("duplicated: %s", report).isZero();
-            assertThat(report.unsettled()).as("unsettled: %s", report).isZero();
+            assertExact(report);
             assertThat(report.deadLetters()).isGreaterThanOrEqualTo(1);
         }
     }
@@ -135,6 +126,14 @@ class CrashHarnessIT {
             assertThat(broken.duplicated()).as("the effect ran twice: %s", broken).isGreaterThanOrEqualTo(1);
             assertThat(broken.exact()).isFalse();
         }
+    }
+
+    /** No problem reported, nothing lost, nothing run twice, nothing left unsettled. */
+    private static void assertExact(CrashHarness.Report report) {
+        assertThat(report.problems()).as(report.toString()).isEmpty();
+        assertThat(report.lost()).as("lost: %s", report).isZero();
+        assertThat(report.duplicated()).as("duplicated: %s", report).isZero();
+        assertThat(report.unsettled()).as("unsettled: %s", report).isZero();
     }
 
     @AfterAll
