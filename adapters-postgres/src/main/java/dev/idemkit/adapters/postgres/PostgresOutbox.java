@@ -1,0 +1,105 @@
+package dev.idemkit.adapters.postgres;
+
+import dev.idemkit.ports.out.Outbox;
+import dev.idemkit.ports.out.OutboxMessage;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * The outbox's append on PostgreSQL, table {@code outbox_messages}: in idemkit's unit of work ({@link
+ * #append(JpaUnitOfWork, OutboxMessage)}) or in a JDBC transaction the caller owns ({@link #append(Connection,
+ * OutboxMessage)}), never committing it.
+ *
+ * <p>Atomic step: one statement, {@link #APPEND}: a transaction-scoped advisory lock on the ordering key (held until
+ * the caller's transaction ends), then the row (its {@code seq} drawn after the lock, so within a key seq order is
+ * commit order) and a {@code pg_notify} that PostgreSQL delivers to waiting relays only if the transaction commits.
+ * Thread-safe.
+ */
+public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
+    /** The advisory lock's first key: idemkit's outbox ordering keys, apart from other users of advisory locks. */
+    static final int LOCK_SPACE = 0x1de0b0c5;
+
+    /**
+     * Lock, insert and notify in one round trip. The lock is taken in the FROM item, evaluated before the row's
+     * identity default is drawn (a sub-select with a volatile function is not flattened into the insert's projection).
+     */
+    static final String APPEND = """
+            INSERT INTO outbox_messages (id, destination, ordering_key, headers, body)
+            SELECT ?, ?, ?, jsonb_object(?::text[], ?::text[]), ?
+            FROM (SELECT pg_advisory_xact_lock(?, hashtext(?)), pg_notify(?, '')) AS locked
+            """;
+
+    private final String channel;
+
+    /** @param schema the schema of {@code outbox_messages}: relays of that schema are woken */
+    public PostgresOutbox(String schema) {
+        this.channel = channel(Objects.requireNonNull(schema, "schema"));
+    }
+
+    public PostgresOutbox(PostgresDatabase db) {
+        this(db.schema());
+    }
+
+    /** The notification channel of a schema's outbox. */
+    static String channel(String schema) {
+        String plain = "idemkit_outbox_" + schema;
+        // a channel name is an identifier: at most 63 bytes, or pg_notify refuses it
+        return plain.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 63 ? plain
+                : "idemkit_outbox_" + Integer.toHexString(schema.hashCode());
+    }
+
+    @Override
+    public String append(JpaUnitOfWork work, OutboxMessage message) {
+        Objects.requireNonNull(work, "work");
+        try {
+            work.entityManager().flush(); // the caller's entity writes first, as they would be on commit
+            return insert(work.rawConnection(), message);
+        } catch (SQLException e) {
+            throw Sql.unavailable("outbox append", e);
+        }
+    }
+
+    /**
+     * Appends inside the caller's JDBC transaction, on a connection whose search path reaches {@code outbox_messages};
+     * never commits or rolls back.
+     *
+     * @throws IllegalStateException when the connection is in auto-commit mode: the row would be committed on its own,
+     *     apart from the effect
+     */
+    public String append(Connection connection, OutboxMessage message) {
+        Objects.requireNonNull(connection, "connection");
+        try {
+            if (connection.getAutoCommit()) {
+                throw new IllegalStateException("the outbox appends inside the caller's transaction, and this connection"
+                        + " is in auto-commit mode: the message would commit apart from the effect. Call"
+                        + " setAutoCommit(false) and commit the effect and the append together");
+            }
+            return insert(connection, message);
+        } catch (SQLException e) {
+            throw Sql.unavailable("outbox append", e);
+        }
+    }
+
+    private String insert(Connection c, OutboxMessage message) throws SQLException {
+        Objects.requireNonNull(message, "message");
+        UUID id = UUID.randomUUID();
+        TreeMap<String, String> headers = new TreeMap<>(message.headers());
+        try (PreparedStatement ps = c.prepareStatement(APPEND)) {
+            ps.setObject(1, id);
+            ps.setString(2, message.destination());
+            ps.setString(3, message.orderingKey());
+            ps.setArray(4, c.createArrayOf("text", headers.keySet().toArray()));
+            ps.setArray(5, c.createArrayOf("text", headers.values().toArray()));
+            ps.setBytes(6, message.body());
+            ps.setInt(7, LOCK_SPACE);
+            ps.setString(8, message.orderingKey());
+            ps.setString(9, channel);
+            ps.executeUpdate();
+        }
+        return id.toString();
+    }
+}

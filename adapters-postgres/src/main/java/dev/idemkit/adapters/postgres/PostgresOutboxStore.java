@@ -1,0 +1,446 @@
+package dev.idemkit.adapters.postgres;
+
+import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.AttemptRecord;
+import dev.idemkit.ports.out.OutboxEntry;
+import dev.idemkit.ports.out.OutboxMessage;
+import dev.idemkit.ports.out.OutboxRow;
+import dev.idemkit.ports.out.OutboxStore;
+import dev.idemkit.ports.out.RelayOutcome;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The outbox as the relay and operators see it, on PostgreSQL table {@code outbox_messages} (appends: {@link
+ * PostgresOutbox}).
+ *
+ * <p>Atomic step: {@link #HEADS}, a {@code SELECT ... FOR UPDATE SKIP LOCKED} of due rows that have no older unsent
+ * row of their ordering key, then {@link #FOLLOWERS} of the same keys, held by this transaction while the publisher
+ * runs; the outcomes are written and committed in that same transaction. Another relay skips the held heads, and the
+ * rows after them are not heads for it, so a key is relayed by one relay at a time, in seq order (= commit order, see
+ * {@link PostgresOutbox}). A parked row is unsent: the rows after it wait. Wake-up: {@code LISTEN} on the schema's
+ * channel on a connection of its own, polling when that fails. Thread-safe.
+ */
+public final class PostgresOutboxStore implements OutboxStore {
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresOutboxStore.class);
+
+    private static final String COLUMNS = """
+            seq, id, destination, ordering_key,
+            ARRAY(SELECT h.key FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_names,
+            ARRAY(SELECT h.value FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_values,
+            body, appended_at, attempt, failed_at, failed_errors, next_attempt_at, sent_at, parked_at, park_reason,
+            redrive
+            """;
+    static final String HEADS = "SELECT " + COLUMNS + """
+            FROM outbox_messages o
+            WHERE o.sent_at IS NULL AND o.parked_at IS NULL
+              AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
+              AND NOT EXISTS (SELECT 1 FROM outbox_messages p
+                              WHERE p.ordering_key = o.ordering_key AND p.seq < o.seq AND p.sent_at IS NULL)
+            ORDER BY o.seq
+            LIMIT ?
+            FOR UPDATE OF o SKIP LOCKED
+            """;
+    /** Unsent rows after the held heads of the same keys; a key's run stops at its first row that is not due. */
+    static final String FOLLOWERS = "SELECT " + COLUMNS + """
+            FROM outbox_messages
+            WHERE ordering_key = ANY(?) AND sent_at IS NULL AND seq <> ALL(?)
+            ORDER BY seq
+            LIMIT ?
+            FOR UPDATE
+            """;
+    static final String MARK_SENT = "UPDATE outbox_messages SET sent_at = ? WHERE seq = ANY(?) AND sent_at IS NULL";
+    static final String MARK_FAILED = """
+            UPDATE outbox_messages
+            SET attempt = attempt + 1, failed_at = array_append(failed_at, ?), failed_errors = array_append(failed_errors, ?),
+                next_attempt_at = ?
+            WHERE seq = ?
+            """;
+    static final String MARK_PARKED = """
+            UPDATE outbox_messages
+            SET attempt = attempt + 1, failed_at = array_append(failed_at, ?), failed_errors = array_append(failed_errors, ?),
+                next_attempt_at = NULL, parked_at = ?, park_reason = ?
+            WHERE seq = ?
+            """;
+    static final String REDRIVE = """
+            UPDATE outbox_messages
+            SET parked_at = NULL, park_reason = NULL, next_attempt_at = NULL, attempt = 1, redrive = ?
+            WHERE id = ? AND parked_at IS NOT NULL AND sent_at IS NULL
+            """;
+    static final String STATS = """
+            SELECT count(*) FILTER (WHERE parked_at IS NULL), count(*) FILTER (WHERE parked_at IS NOT NULL),
+                   min(appended_at) FILTER (WHERE parked_at IS NULL)
+            FROM outbox_messages WHERE sent_at IS NULL
+            """;
+    static final String PURGE_SENT = """
+            DELETE FROM outbox_messages
+            WHERE ctid IN (SELECT ctid FROM outbox_messages WHERE sent_at < ? LIMIT ? FOR UPDATE SKIP LOCKED)
+              AND sent_at < ?
+            """;
+
+    private final DataSource dataSource;
+    private final String channel;
+    private final Object listening = new Object();
+    private Connection listener;
+    private boolean listenFailedLogged;
+
+    public PostgresOutboxStore(PostgresDatabase db) {
+        this(db.dataSource(), db.schema());
+    }
+
+    /** On a data source whose connections' search path reaches {@code outbox_messages} in {@code schema}. */
+    public PostgresOutboxStore(DataSource dataSource, String schema) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.channel = PostgresOutbox.channel(Objects.requireNonNull(schema, "schema"));
+    }
+
+    @Override
+    public int relay(int max, Instant now, Publisher publisher) {
+        if (max < 1) {
+            throw new IllegalArgumentException("max must be positive, got " + max);
+        }
+        Objects.requireNonNull(now, "now");
+        Objects.requireNonNull(publisher, "publisher");
+        return Sql.inTransaction(dataSource, "outbox relay", c -> {
+            List<Stored> heads = query(c, HEADS, ps -> {
+                Sql.setInstant(ps, 1, now);
+                ps.setInt(2, max);
+            });
+            if (heads.isEmpty()) {
+                return 0;
+            }
+            Map<String, List<OutboxRow>> runs = new LinkedHashMap<>();
+            Long[] headSeqs = new Long[heads.size()];
+            for (int i = 0; i < heads.size(); i++) {
+                runs.put(heads.get(i).row().message().orderingKey(), new ArrayList<>(List.of(heads.get(i).row())));
+                headSeqs[i] = heads.get(i).row().seq();
+            }
+            int handed = heads.size();
+            if (handed < max) {
+                List<Stored> followers = query(c, FOLLOWERS, ps -> {
+                    ps.setArray(1, c.createArrayOf("text", runs.keySet().toArray()));
+                    ps.setArray(2, c.createArrayOf("bigint", headSeqs));
+                    ps.setInt(3, max - heads.size());
+                });
+                java.util.Set<String> stopped = new java.util.HashSet<>();
+                for (Stored f : followers) {
+                    String key = f.row().message().orderingKey();
+                    if (stopped.contains(key)) {
+                        continue;
+                    }
+                    if (!f.dueAt(now)) {
+                        stopped.add(key); // a run is a prefix: nothing after a row that must wait
+                        continue;
+                    }
+                    runs.get(key).add(f.row());
+                    handed++;
+                }
+            }
+            Map<String, RelayOutcome> outcomes = publisher.publish(List.copyOf(runs.values()));
+            record(c, runs, outcomes);
+            return handed;
+        });
+    }
+
+    private static void record(Connection c, Map<String, List<OutboxRow>> runs, Map<String, RelayOutcome> outcomes)
+            throws SQLException {
+        List<Long> sent = new ArrayList<>();
+        Instant sentAt = null;
+        try (PreparedStatement failed = c.prepareStatement(MARK_FAILED);
+                PreparedStatement parked = c.prepareStatement(MARK_PARKED)) {
+            int failures = 0;
+            int parks = 0;
+            for (List<OutboxRow> run : runs.values()) {
+                for (OutboxRow row : run) {
+                    RelayOutcome o = outcomes.get(row.id());
+                    if (o instanceof RelayOutcome.Sent s) {
+                        sent.add(row.seq());
+                        sentAt = sentAt == null || s.at().isAfter(sentAt) ? s.at() : sentAt;
+                    } else if (o instanceof RelayOutcome.Failed f) {
+                        Sql.setInstant(failed, 1, f.failed().at());
+                        failed.setString(2, f.failed().error());
+                        Sql.setInstant(failed, 3, f.retryAt());
+                        failed.setLong(4, row.seq());
+                        failed.addBatch();
+                        failures++;
+                    } else if (o instanceof RelayOutcome.Parked p) {
+                        Sql.setInstant(parked, 1, p.failed().at());
+                        parked.setString(2, p.failed().error());
+                        Sql.setInstant(parked, 3, p.failed().at());
+                        parked.setString(4, p.reason());
+                        parked.setLong(5, row.seq());
+                        parked.addBatch();
+                        parks++;
+                    }
+                }
+            }
+            if (failures > 0) {
+                failed.executeBatch();
+            }
+            if (parks > 0) {
+                parked.executeBatch();
+            }
+        }
+        if (!sent.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement(MARK_SENT)) {
+                Sql.setInstant(ps, 1, sentAt);
+                ps.setArray(2, c.createArrayOf("bigint", sent.toArray()));
+                ps.executeUpdate();
+            }
+        }
+    }
+
+    @Override
+    public void awaitAppend(Duration max) throws InterruptedException {
+        long millis = Math.max(1, Math.min(max.toMillis(), Integer.MAX_VALUE));
+        synchronized (listening) {
+            try {
+                PGConnection pg = listen();
+                PGNotification[] got = pg.getNotifications((int) millis);
+                if (got != null && got.length > 0) {
+                    LOG.debug("outbox woken by {} notification(s)", got.length);
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                return;
+            } catch (SQLException e) {
+                if (!listenFailedLogged) {
+                    LOG.warn("outbox LISTEN on {} failed ({}); polling every {} ms until it works again", channel,
+                            e.getMessage(), millis);
+                    listenFailedLogged = true;
+                }
+                closeListener();
+            }
+        }
+        Thread.sleep(millis);
+    }
+
+    private PGConnection listen() throws SQLException {
+        if (listener == null || listener.isClosed()) {
+            Connection c = dataSource.getConnection();
+            try {
+                c.setAutoCommit(true);
+                try (Statement s = c.createStatement()) {
+                    s.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
+                }
+                listener = c;
+                if (listenFailedLogged) {
+                    LOG.info("outbox LISTEN on {} works again", channel);
+                    listenFailedLogged = false;
+                }
+            } catch (SQLException | RuntimeException e) {
+                c.close();
+                throw e;
+            }
+        }
+        return listener.unwrap(PGConnection.class);
+    }
+
+    private void closeListener() {
+        if (listener != null) {
+            try {
+                listener.close();
+            } catch (SQLException ignored) {
+                // broken already
+            }
+            listener = null;
+        }
+    }
+
+    /** Releases the LISTEN connection. */
+    public void close() {
+        synchronized (listening) {
+            closeListener();
+        }
+    }
+
+    @Override
+    public List<OutboxEntry> parked(int max) {
+        return entries("SELECT " + COLUMNS + " FROM outbox_messages WHERE parked_at IS NOT NULL AND sent_at IS NULL"
+                + " ORDER BY seq LIMIT ?", max);
+    }
+
+    @Override
+    public List<OutboxEntry> unsent(int max) {
+        return entries("SELECT " + COLUMNS + " FROM outbox_messages WHERE sent_at IS NULL ORDER BY seq LIMIT ?", max);
+    }
+
+    private List<OutboxEntry> entries(String sql, int max) {
+        return Sql.inTransaction(dataSource, "outbox list", c -> query(c, sql, ps -> ps.setInt(1, max)))
+                .stream().map(Stored::entry).toList();
+    }
+
+    @Override
+    public Optional<OutboxEntry> find(String id) {
+        Optional<UUID> uuid = uuid(id);
+        if (uuid.isEmpty()) {
+            return Optional.empty();
+        }
+        return Sql.inTransaction(dataSource, "outbox find", c -> query(c, "SELECT " + COLUMNS
+                + " FROM outbox_messages WHERE id = ?", ps -> ps.setObject(1, uuid.get())))
+                .stream().findFirst().map(Stored::entry);
+    }
+
+    @Override
+    public boolean redrive(String id, Approval approval) {
+        Objects.requireNonNull(approval, "approval");
+        Optional<UUID> uuid = uuid(id);
+        if (uuid.isEmpty()) {
+            return false;
+        }
+        return Sql.inTransaction(dataSource, "outbox redrive", c -> {
+            try (PreparedStatement ps = c.prepareStatement(REDRIVE)) {
+                ps.setString(1, "approved by " + approval.approvedBy() + " at " + approval.at() + ": "
+                        + approval.reason());
+                ps.setObject(2, uuid.get());
+                boolean moved = ps.executeUpdate() == 1;
+                if (moved) {
+                    try (PreparedStatement n = c.prepareStatement("SELECT pg_notify(?, '')")) {
+                        n.setString(1, channel);
+                        n.execute();
+                    }
+                }
+                return moved;
+            }
+        });
+    }
+
+    @Override
+    public Stats stats(Instant now) {
+        return Sql.inTransaction(dataSource, "outbox stats", c -> {
+            try (PreparedStatement ps = c.prepareStatement(STATS); ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                Instant oldest = Sql.instant(rs, 3);
+                return new Stats(rs.getLong(1), rs.getLong(2), Optional.ofNullable(oldest)
+                        .map(t -> t.isBefore(now) ? Duration.between(t, now) : Duration.ZERO));
+            }
+        });
+    }
+
+    @Override
+    public long purgeSent(Instant before, int batch, int maxBatches) {
+        if (batch < 1 || maxBatches < 1) {
+            throw new IllegalArgumentException("batch and max batches must be positive");
+        }
+        long total = 0;
+        for (int i = 0; i < maxBatches; i++) {
+            int n = Sql.inTransaction(dataSource, "outbox retention", c -> {
+                try (PreparedStatement ps = c.prepareStatement(PURGE_SENT)) {
+                    Sql.setInstant(ps, 1, before);
+                    ps.setInt(2, batch);
+                    Sql.setInstant(ps, 3, before);
+                    return ps.executeUpdate();
+                }
+            });
+            total += n;
+            if (n < batch) {
+                break;
+            }
+        }
+        return total;
+    }
+
+    private static Optional<UUID> uuid(String id) {
+        try {
+            return Optional.of(UUID.fromString(Objects.requireNonNull(id, "id")));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    @FunctionalInterface
+    private interface Binder {
+        void bind(PreparedStatement ps) throws SQLException;
+    }
+
+    private static List<Stored> query(Connection c, String sql, Binder binder) throws SQLException {
+        List<Stored> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(read(rs));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** A row with the columns the relay and operators need beside the message. */
+    private record Stored(OutboxRow row, Optional<Instant> nextAttemptAt, Optional<Instant> sentAt,
+            Optional<Instant> parkedAt, Optional<String> parkReason, Optional<String> redrive) {
+        boolean dueAt(Instant now) {
+            return parkedAt.isEmpty() && nextAttemptAt.map(t -> !t.isAfter(now)).orElse(true);
+        }
+
+        OutboxEntry entry() {
+            OutboxEntry.State state = sentAt.isPresent() ? OutboxEntry.State.SENT
+                    : parkedAt.isPresent() ? OutboxEntry.State.PARKED : OutboxEntry.State.PENDING;
+            return new OutboxEntry(row, state, nextAttemptAt, sentAt, parkedAt, parkReason, redrive);
+        }
+    }
+
+    private static Stored read(ResultSet rs) throws SQLException {
+        String[] names = strings(rs.getArray("header_names"));
+        String[] values = strings(rs.getArray("header_values"));
+        Map<String, String> headers = new TreeMap<>();
+        for (int i = 0; i < names.length; i++) {
+            headers.put(names[i], values[i]);
+        }
+        OutboxMessage message = new OutboxMessage(rs.getString("destination"), rs.getString("ordering_key"), headers,
+                rs.getBytes("body"));
+        List<AttemptRecord> failures = new ArrayList<>();
+        Array at = rs.getArray("failed_at");
+        String[] errors = strings(rs.getArray("failed_errors"));
+        if (at != null) {
+            Object[] times = (Object[]) at.getArray();
+            for (int i = 0; i < times.length; i++) {
+                failures.add(new AttemptRecord(i + 1, instantOf(times[i]), errors[i]));
+            }
+        }
+        OutboxRow row = new OutboxRow(rs.getString("id"), rs.getLong("seq"), message,
+                rs.getObject("appended_at", java.time.OffsetDateTime.class).toInstant(), rs.getInt("attempt"), failures);
+        return new Stored(row, optionalInstant(rs, "next_attempt_at"), optionalInstant(rs, "sent_at"),
+                optionalInstant(rs, "parked_at"), Optional.ofNullable(rs.getString("park_reason")),
+                Optional.ofNullable(rs.getString("redrive")));
+    }
+
+    private static Optional<Instant> optionalInstant(ResultSet rs, String column) throws SQLException {
+        java.time.OffsetDateTime t = rs.getObject(column, java.time.OffsetDateTime.class);
+        return Optional.ofNullable(t).map(java.time.OffsetDateTime::toInstant);
+    }
+
+    private static Instant instantOf(Object o) {
+        if (o instanceof java.sql.Timestamp ts) {
+            return ts.toInstant();
+        }
+        if (o instanceof java.time.OffsetDateTime t) {
+            return t.toInstant();
+        }
+        throw new IllegalStateException("unexpected timestamp type " + (o == null ? "null" : o.getClass().getName()));
+    }
+
+    private static String[] strings(Array a) throws SQLException {
+        return a == null ? new String[0] : (String[]) a.getArray();
+    }
+}

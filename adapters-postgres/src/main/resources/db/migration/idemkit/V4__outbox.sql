@@ -1,0 +1,31 @@
+-- The transactional outbox: a message appended in the same transaction as the effect that emits it, published by the
+-- relay after the commit. id is the message id on the wire (a republish after a crash carries the same id); seq is
+-- the order: appends of one ordering_key hold a transaction-scoped advisory lock on the key until they end, so seq
+-- order within a key is commit order.
+CREATE TABLE outbox_messages (
+    seq             bigint      GENERATED ALWAYS AS IDENTITY,
+    id              uuid        NOT NULL,
+    destination     text        NOT NULL,
+    ordering_key    text        NOT NULL,
+    headers         jsonb       NOT NULL,
+    body            bytea       NOT NULL,
+    appended_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+    attempt         integer     NOT NULL DEFAULT 1 CHECK (attempt >= 1),
+    failed_at       timestamptz[] NOT NULL DEFAULT '{}',
+    failed_errors   text[]      NOT NULL DEFAULT '{}',
+    next_attempt_at timestamptz NULL,
+    sent_at         timestamptz NULL,
+    parked_at       timestamptz NULL,
+    park_reason     text        NULL,
+    redrive         text        NULL,
+    CONSTRAINT outbox_messages_pkey PRIMARY KEY (seq),
+    CONSTRAINT outbox_messages_id_key UNIQUE (id),
+    CONSTRAINT outbox_messages_parked_has_reason CHECK (parked_at IS NULL OR park_reason IS NOT NULL),
+    CONSTRAINT outbox_messages_failures_aligned CHECK (cardinality(failed_at) = cardinality(failed_errors))
+);
+
+-- The relay's scan: unsent rows in order, and "is there an older unsent row of this key".
+CREATE INDEX outbox_messages_unsent_idx ON outbox_messages (seq) WHERE sent_at IS NULL;
+CREATE INDEX outbox_messages_key_unsent_idx ON outbox_messages (ordering_key, seq) WHERE sent_at IS NULL;
+-- Retention deletes sent rows by age in small batches.
+CREATE INDEX outbox_messages_sent_at_idx ON outbox_messages (sent_at) WHERE sent_at IS NOT NULL;

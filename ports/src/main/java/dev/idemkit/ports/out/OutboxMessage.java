@@ -1,0 +1,49 @@
+package dev.idemkit.ports.out;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A message to send once the unit of work that appends it commits: the destination queue, the ordering key (messages
+ * of one key go out one at a time, in commit order), headers and body. The outbox gives it its message id.
+ */
+public record OutboxMessage(String destination, String orderingKey, Map<String, String> headers, byte[] body) {
+    /** Longest destination or ordering key accepted (brokers cap queue names at 80..255 characters). */
+    public static final int MAX_NAME = 255;
+
+    public OutboxMessage {
+        destination = requireName("destination", destination);
+        orderingKey = requireName("ordering key", orderingKey);
+        headers = Map.copyOf(Objects.requireNonNull(headers, "headers"));
+        body = Objects.requireNonNull(body, "body").clone();
+    }
+
+    public static OutboxMessage of(String destination, String orderingKey, byte[] body) {
+        return new OutboxMessage(destination, orderingKey, Map.of(), body);
+    }
+
+    public OutboxMessage withHeaders(Map<String, String> h) {
+        return new OutboxMessage(destination, orderingKey, h, body);
+    }
+
+    @Override
+    public byte[] body() {
+        return body.clone();
+    }
+
+    private static String requireName(String what, String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException("an outbox message needs a " + what);
+        }
+        if (value.length() > MAX_NAME) {
+            throw new IllegalArgumentException("the " + what + " is " + value.length() + " characters, at most "
+                    + MAX_NAME + " allowed");
+        }
+        for (int i = 0; i < value.length(); i++) {
+            if (Character.isISOControl(value.charAt(i))) {
+                throw new IllegalArgumentException("the " + what + " has a control character at index " + i);
+            }
+        }
+        return value;
+    }
+}
