@@ -11,7 +11,11 @@ package dev.idemkit.ports.out;
  *
  * <p>Order: messages of one ordering key are published in the order their units of work committed, one at a time. An
  * append holds a lock on its ordering key until its unit of work ends, so concurrent units of work appending to one
- * key wait for each other: append as late in the unit of work as you can. Thread-safe.
+ * key wait for each other: append as late in the unit of work as you can. A unit of work that appends to several keys
+ * takes their locks in the order it appends: two that take them in opposite orders deadlock, and the store aborts one
+ * (a {@link StoreUnavailableException}; a consumer's delivery is retried, nothing is lost or doubled, work is
+ * wasted). {@link #appendAll} takes them in key order, which never deadlocks; so does appending in key order.
+ * Thread-safe.
  *
  * @param <U> the unit of work the append joins
  */
@@ -24,4 +28,23 @@ public interface Outbox<U extends UnitOfWork> {
      * @throws StoreUnavailableException when the store failed; the caller's unit of work should not commit
      */
     String append(U work, OutboxMessage message);
+
+    /**
+     * Appends several messages inside {@code work}, taking their keys' locks in key order (so two units of work doing
+     * this never deadlock on each other); messages of one key keep the order they have in {@code messages}.
+     *
+     * @return the message ids, in the order of {@code messages}
+     */
+    default java.util.List<String> appendAll(U work, java.util.List<OutboxMessage> messages) {
+        Integer[] order = new Integer[messages.size()];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        java.util.Arrays.sort(order, java.util.Comparator.comparing(i -> messages.get(i).orderingKey())); // stable
+        String[] ids = new String[messages.size()];
+        for (int i : order) {
+            ids[i] = append(work, messages.get(i));
+        }
+        return java.util.List.of(ids);
+    }
 }
