@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "idemkit", mixinStandardHelpOptions = true, version = "idemkit 0.1.0",
         description = "Idempotent processing under at-least-once delivery.",
-        subcommands = {ServeCommand.class, DemoCommand.class, DlqCommand.class, PublishCommand.class})
+        subcommands = {ServeCommand.class, DemoCommand.class, DlqCommand.class, OutboxCommand.class, PublishCommand.class})
 public final class Idemkit implements Runnable {
     static final int EXIT_FAILED = 1;
     static final int EXIT_CONFIG = 2;

@@ -8,7 +8,11 @@ import dev.idemkit.app.http.PaymentsApi;
 import dev.idemkit.app.wiring.Assembly;
 import dev.idemkit.app.wiring.ConsumerKind;
 import dev.idemkit.ports.in.DeadLetters;
+import dev.idemkit.ports.out.OutboxStore;
 import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.service.OutboxRelay;
+import dev.idemkit.app.consumers.OrderPlaced;
+import dev.idemkit.app.payments.Payment;
 import dev.idemkit.ports.service.BatchingConsumer;
 import java.io.IOException;
 import java.net.BindException;
@@ -31,7 +35,7 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code idemkit serve}: the consumers of {@code orders.placed} and {@code accounts.credit}, the HTTP
- * API, metrics, scheduled retention and DLQ alerting. On SIGTERM it stops taking work, lets in-flight
+ * API, the outbox relay (PostgreSQL), metrics, scheduled retention and DLQ alerting. On SIGTERM it stops taking work, lets in-flight
  * deliveries settle (unsettled ones go back to the broker), then closes.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -55,8 +59,15 @@ final class ServeCommand extends AppCommand {
             description = "milliseconds a batch waits to fill before it commits what it has (default 3)")
     long batchWaitMillis;
 
+    @Option(names = "--outbox-attempts", defaultValue = "10", description = "publishes of an outbox message before it is"
+            + " parked for an operator (default 10)")
+    int outboxAttempts;
+
     @Override
     public Integer call() throws Exception {
+        if (outboxAttempts < 1 || outboxAttempts > 1000) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--outbox-attempts must be 1..1000");
+        }
         if (batchSize < 1 || batchSize > 10_000 || batchWaitMillis < 0 || batchWaitMillis > 1_000) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "--batch-size must be 1..10000 and --batch-wait 0..1000 ms");
@@ -88,6 +99,7 @@ final class ServeCommand extends AppCommand {
                 throw new ConfigException("http.port", "cannot listen on port " + settings.http().port() + ": "
                         + e.getMessage());
             }
+            OutboxRelay relay = null;
             ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "idemkit-scheduler");
                 t.setDaemon(true);
@@ -112,6 +124,15 @@ final class ServeCommand extends AppCommand {
                 }
                 scheduler.scheduleWithFixedDelay(() -> retention(assembly), retentionEverySeconds,
                         retentionEverySeconds, TimeUnit.SECONDS);
+                relay = assembly.outboxRelay(outboxAttempts).orElse(null);
+                if (relay != null) {
+                    relay.start();
+                    assembly.store().outbox().ifPresent(o -> scheduler.scheduleWithFixedDelay(
+                            () -> outboxStats(assembly, o), 0, 5, TimeUnit.SECONDS));
+                    out().println("idemkit relaying the outbox (" + Payment.CREATED_EVENT + ", "
+                            + OrderPlaced.RESERVED_EVENT + ") after each commit; a message is parked after "
+                            + outboxAttempts + " failed publishes");
+                }
                 out().println("idemkit consuming " + assembly.transportBinding().queue(ConsumerKind.RESERVE_INVENTORY.queue())
                         + " and " + assembly.transportBinding().queue(ConsumerKind.CREDIT_ACCOUNT.queue())
                         + (batchSize == 1 ? ", one delivery per transaction" : ", up to " + batchSize
@@ -132,6 +153,9 @@ final class ServeCommand extends AppCommand {
                 api.close();
             } finally {
                 scheduler.shutdownNow();
+                if (relay != null) {
+                    relay.close(); // after the consumers: what they appended last goes out now or at the next start
+                }
             }
             stopping = true;
         } finally {
@@ -159,6 +183,14 @@ final class ServeCommand extends AppCommand {
             dlq.checkDepth(queue);
         } catch (RuntimeException e) {
             LOG.warn("DLQ check of {} failed: {}", queue, e.toString());
+        }
+    }
+
+    private static void outboxStats(Assembly assembly, OutboxStore outbox) {
+        try {
+            assembly.metrics().outboxStats(outbox.stats(assembly.clock().now()));
+        } catch (RuntimeException e) {
+            LOG.warn("outbox stats failed: {}", e.toString());
         }
     }
 

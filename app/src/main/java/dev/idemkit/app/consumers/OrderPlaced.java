@@ -10,6 +10,8 @@ import java.util.List;
 /** The seed's {@code OrderPlaced} event: {@code {"order_id", "customer_id", "items": [...]}}. */
 public record OrderPlaced(String orderId, String customerId, List<String> items) {
     public static final String QUEUE = "orders.placed";
+    /** The event a new reservation emits through the outbox (PostgreSQL), ordered per customer. */
+    public static final String RESERVED_EVENT = "inventory.reserved";
 
     public OrderPlaced {
         KeyRules.requireValid("order_id", orderId);

@@ -2,6 +2,8 @@ package dev.idemkit.app.consumers;
 
 import dev.idemkit.adapters.postgres.JpaUnitOfWork;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.adapters.postgres.PostgresOutbox;
+import dev.idemkit.ports.out.OutboxMessage;
 import dev.idemkit.ports.service.BatchHandler;
 import dev.idemkit.ports.service.MessageHandler;
 import java.math.BigDecimal;
@@ -10,7 +12,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 
-/** The effects in PostgreSQL, as plain SQL on the inbox's own transaction. */
+/**
+ * The effects in PostgreSQL, as plain SQL on the inbox's own transaction. A new reservation also appends its
+ * {@code inventory.reserved} event to the outbox in that transaction: reservation, inbox key and event commit together.
+ */
 public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
     private static final String CREDIT = """
             INSERT INTO accounts (id, balance) VALUES (?, ?)
@@ -37,9 +42,11 @@ public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
             """;
 
     private final PostgresDatabase db;
+    private final PostgresOutbox outbox;
 
-    public PostgresEffects(PostgresDatabase db) {
+    public PostgresEffects(PostgresDatabase db, PostgresOutbox outbox) {
         this.db = db;
+        this.outbox = outbox;
     }
 
     @Override
@@ -50,7 +57,10 @@ public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
                 ps.setString(1, order.orderId());
                 ps.setString(2, order.customerId());
                 ps.setString(3, new String(CanonicalItems.json(order.items()), java.nio.charset.StandardCharsets.UTF_8));
-                ps.executeUpdate();
+                if (ps.executeUpdate() == 1) { // another message for an order already reserved emits nothing
+                    outbox.append(work, new OutboxMessage(OrderPlaced.RESERVED_EVENT, order.customerId(),
+                            java.util.Map.of("order_id", order.orderId()), order.toJson()));
+                }
             }
         };
     }

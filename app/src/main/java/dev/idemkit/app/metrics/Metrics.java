@@ -2,6 +2,8 @@ package dev.idemkit.app.metrics;
 
 import dev.idemkit.domain.ConsumerName;
 import dev.idemkit.ports.out.ConsumerEvents;
+import dev.idemkit.ports.out.OutboxEvents;
+import dev.idemkit.ports.out.OutboxStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -17,15 +19,52 @@ import java.util.concurrent.atomic.AtomicLong;
  * The app's meters: {@code idemkit_messages_total{consumer,decision}} (processed, duplicate, stale,
  * retried, dead_lettered), {@code idemkit_store_latency_seconds{consumer}},
  * {@code idemkit_dlq_depth{queue}}, {@code idemkit_http_requests_total{outcome}} (executed, replayed,
- * conflict, mismatch, bad_request, unauthorized).
+ * conflict, mismatch, bad_request, unauthorized); the outbox's {@code idemkit_outbox_published_total},
+ * {@code idemkit_outbox_failed_total}, {@code idemkit_outbox_parked_total} and the gauges {@code idemkit_outbox_pending},
+ * {@code idemkit_outbox_parked_rows}, {@code idemkit_outbox_oldest_pending_age_seconds}.
  */
-public final class Metrics implements ConsumerEvents {
+public final class Metrics implements ConsumerEvents, OutboxEvents {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Map<String, AtomicLong> dlqDepths = new ConcurrentHashMap<>();
     // meters built once per tag combination, not on every message or request
     private final Map<ConsumerName, Map<Decision, Counter>> messages = new ConcurrentHashMap<>();
     private final Map<ConsumerName, Timer> storeLatencies = new ConcurrentHashMap<>();
     private final Map<String, Counter> httpOutcomes = new ConcurrentHashMap<>();
+    private final Counter outboxPublished = Counter.builder("idemkit_outbox_published").register(registry);
+    private final Counter outboxFailed = Counter.builder("idemkit_outbox_failed").register(registry);
+    private final Counter outboxParked = Counter.builder("idemkit_outbox_parked").register(registry);
+    private final AtomicLong outboxPending = new AtomicLong();
+    private final AtomicLong outboxParkedRows = new AtomicLong();
+    private final AtomicLong outboxOldestMillis = new AtomicLong();
+
+    public Metrics() {
+        Gauge.builder("idemkit_outbox_pending", outboxPending, AtomicLong::get).register(registry);
+        Gauge.builder("idemkit_outbox_parked_rows", outboxParkedRows, AtomicLong::get).register(registry);
+        Gauge.builder("idemkit_outbox_oldest_pending_age_seconds", outboxOldestMillis, m -> m.get() / 1000.0)
+                .register(registry);
+    }
+
+    @Override
+    public void published(int n) {
+        outboxPublished.increment(n);
+    }
+
+    @Override
+    public void failed() {
+        outboxFailed.increment();
+    }
+
+    @Override
+    public void parked() {
+        outboxParked.increment();
+    }
+
+    /** The outbox's counts, read by serve's scheduler. */
+    public void outboxStats(OutboxStore.Stats stats) {
+        outboxPending.set(stats.pending());
+        outboxParkedRows.set(stats.parked());
+        outboxOldestMillis.set(stats.oldestPendingAge().map(Duration::toMillis).orElse(0L));
+    }
 
     @Override
     public void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency) {

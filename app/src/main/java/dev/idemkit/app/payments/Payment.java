@@ -8,6 +8,9 @@ import java.time.temporal.ChronoUnit;
 
 /** One charge, owned by the client that made it. */
 public record Payment(String id, ClientId client, PaymentRequest request, Instant createdAt) {
+    /** The event a new charge emits through the outbox (PostgreSQL), ordered per account; its body is {@link #toJson()}. */
+    public static final String CREATED_EVENT = "payments.created";
+
     public Payment {
         createdAt = createdAt.truncatedTo(ChronoUnit.MICROS);
     }

@@ -3,7 +3,9 @@ package dev.idemkit.app.wiring;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.ConfigException;
 import dev.idemkit.app.metrics.Metrics;
+import dev.idemkit.app.payments.Payment;
 import dev.idemkit.app.payments.PaymentCharger;
+import dev.idemkit.app.consumers.OrderPlaced;
 import dev.idemkit.domain.ConsumerName;
 import dev.idemkit.domain.deadletter.AlertPolicy;
 import dev.idemkit.domain.deadletter.RedriveWindow;
@@ -24,6 +26,7 @@ import dev.idemkit.ports.service.ConsumerRuntime;
 import dev.idemkit.ports.service.ConsumerSettings;
 import dev.idemkit.ports.service.DeadLetterService;
 import dev.idemkit.ports.service.MessageHandler;
+import dev.idemkit.ports.service.OutboxRelay;
 import dev.idemkit.ports.service.ProcessedKeys;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,6 +60,10 @@ public final class Assembly implements AutoCloseable {
         banner.add("store:     " + store.describe());
         banner.add("transport: " + transport.description());
         banner.add("guarantee: " + guaranteeLine());
+        banner.add("outbox:    " + (store.outbox().isPresent()
+                ? Payment.CREATED_EVENT + " and " + OrderPlaced.RESERVED_EVENT + " commit with their effects; serve relays"
+                        + " them after the commit (message id = the outbox row's id, per-key order)"
+                : "none on this store: the example service emits no events"));
     }
 
     /**
@@ -205,6 +212,21 @@ public final class Assembly implements AutoCloseable {
                 return random.nextDouble();
             }
         }, clock, metrics);
+    }
+
+    /**
+     * The outbox relay of the store's outbox onto the transport (empty when the store has none): the app's retry
+     * backoff, {@code attempts} publishes per row before it is parked.
+     */
+    public Optional<OutboxRelay> outboxRelay(int attempts) {
+        OutboxRelay.Settings relay = OutboxRelay.Settings.defaults().withRetryPolicy(retryPolicy(settings)
+                .withMaxAttempts(attempts));
+        SplittableRandom random = new SplittableRandom();
+        return store.outbox().map(o -> new OutboxRelay(o, transport(), transport::queue, relay, () -> {
+            synchronized (random) {
+                return random.nextDouble();
+            }
+        }, clock, metrics));
     }
 
     /** Dead-letter operations for a queue whose consumer is {@code kind}, alerting through {@code alerts}. */

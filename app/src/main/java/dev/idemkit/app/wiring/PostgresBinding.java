@@ -4,6 +4,14 @@ import dev.idemkit.adapters.postgres.JpaUnitOfWork;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
 import dev.idemkit.adapters.postgres.PostgresIdempotencyRecords;
 import dev.idemkit.adapters.postgres.PostgresInboxStore;
+import dev.idemkit.adapters.postgres.PostgresOutbox;
+import dev.idemkit.adapters.postgres.PostgresOutboxStore;
+import dev.idemkit.app.payments.EmittingLedger;
+import dev.idemkit.app.payments.Payment;
+import dev.idemkit.ports.out.OutboxMessage;
+import dev.idemkit.ports.out.OutboxStore;
+import java.util.Map;
+import java.util.Optional;
 import dev.idemkit.adapters.postgres.PostgresRetention;
 import dev.idemkit.adapters.postgres.PostgresSettings;
 import dev.idemkit.app.config.AppSettings;
@@ -23,9 +31,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.function.UnaryOperator;
 
-/** The PostgreSQL store: idemkit's tables and the app's (accounts, inventory_reservations, payments) in one schema. */
+/**
+ * The PostgreSQL store: idemkit's tables and the app's (accounts, inventory_reservations, payments) in one schema, and the
+ * outbox: {@code payments.created} and {@code inventory.reserved} are appended in their effects' transactions.
+ */
 final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     static final String APP_MIGRATIONS = "classpath:db/migration/app";
+    /** How long a sent outbox message is kept (for an operator's look) before retention deletes it. */
+    static final Duration SENT_OUTBOX_KEPT = Duration.ofDays(1);
 
     private final PostgresDatabase db;
     private final PostgresInboxStore inbox;
@@ -33,6 +46,8 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     private final PostgresEffects effects;
     private final JdbcPaymentLedger ledger;
     private final PostgresRetention retention;
+    private final PostgresOutbox outbox;
+    private final PostgresOutboxStore outboxStore;
     private final Duration inboxRetention;
     private final String description;
 
@@ -48,7 +63,9 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
                 .schemaCheck(PostgresDatabase.SchemaCheck.NONE).start();
         this.inbox = new PostgresInboxStore(db);
         this.records = new PostgresIdempotencyRecords(db);
-        this.effects = new PostgresEffects(db);
+        this.outbox = new PostgresOutbox(db);
+        this.outboxStore = new PostgresOutboxStore(db);
+        this.effects = new PostgresEffects(db, outbox);
         this.ledger = new JdbcPaymentLedger(db.dataSource());
         this.retention = new PostgresRetention(db);
         this.inboxRetention = inboxRetention;
@@ -75,11 +92,18 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
         return ledger;
     }
 
-    /** The charge runs in the claim's transaction: key, charge and stored response commit together. */
+    /** The charge runs in the claim's transaction: key, charge, stored response and {@code payments.created} commit together. */
     @Override
     public PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate) {
         return PaymentCharger.of(new IdempotentRequestService<>(new PostgresIdempotencyClaims(db), policy),
-                (JpaUnitOfWork work) -> decorate.apply(ledger.on(work.connection())));
+                (JpaUnitOfWork work) -> decorate.apply(new EmittingLedger(ledger.on(work.connection()),
+                        p -> outbox.append(work, new OutboxMessage(Payment.CREATED_EVENT, p.request().accountId(),
+                                Map.of("payment_id", p.id()), p.toJson())))));
+    }
+
+    @Override
+    public Optional<OutboxStore> outbox() {
+        return Optional.of(outboxStore);
     }
 
     @Override
@@ -100,8 +124,10 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     @Override
     public String purgeExpired(Instant now) {
         PostgresRetention.Report r = retention.purge(now, inboxRetention, 1000, 100);
-        return "purged " + r.processedMessages() + " processed keys older than " + inboxRetention + " and "
-                + r.idempotencyRecords() + " expired Idempotency-Key records";
+        long sent = outboxStore.purgeSent(now.minus(SENT_OUTBOX_KEPT), 1000, 100);
+        return "purged " + r.processedMessages() + " processed keys older than " + inboxRetention + ", "
+                + r.idempotencyRecords() + " expired Idempotency-Key records and " + sent
+                + " outbox messages sent more than " + SENT_OUTBOX_KEPT + " ago";
     }
 
     @Override
@@ -115,6 +141,7 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
 
     @Override
     public void close() {
+        outboxStore.close();
         db.close();
     }
 }

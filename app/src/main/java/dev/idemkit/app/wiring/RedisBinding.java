@@ -48,6 +48,12 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
         this.description = "Redis at " + settings.addresses() + " key prefix " + settings.keyPrefix();
     }
 
+    /** No outbox on Redis: the example service emits no events there. */
+    @Override
+    public java.util.Optional<dev.idemkit.ports.out.OutboxStore> outbox() {
+        return java.util.Optional.empty();
+    }
+
     @Override
     public InboxStore<RedisUnitOfWork> inbox() {
         // every effect of the app's Redis consumers is staged in the unit of work (RedisEffects): one round trip

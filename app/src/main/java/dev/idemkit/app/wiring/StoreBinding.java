@@ -8,8 +8,10 @@ import dev.idemkit.domain.httpkey.KeyPolicy;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.OutboxStore;
 import dev.idemkit.ports.out.UnitOfWork;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 
 /** One store technology, wired: the inbox, the effects that share its unit of work, the Idempotency-Key records and the payments ledger. */
@@ -40,6 +42,12 @@ public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
      * an exercise's slow charges.
      */
     PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate);
+
+    /**
+     * The outbox the app's effects append their events to ({@code payments.created}, {@code inventory.reserved}), for
+     * the relay; empty where the store has none (Redis: the example service emits no events there).
+     */
+    Optional<OutboxStore> outbox();
 
     /** The guarantee for the app's own effects, which live in this store. */
     Guarantee guarantee();
