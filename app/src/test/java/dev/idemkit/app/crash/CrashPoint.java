@@ -22,7 +22,11 @@ public enum CrashPoint {
     /** A redrive's copy is confirmed in the work queue; the dead letter is not removed from the DLQ. */
     REDRIVE_PUBLISHED_BEFORE_REMOVAL(EnumSet.allOf(Combination.class)),
     /** SIGTERM was sent and the consumer is closing (deliveries settling); SIGKILL lands during that. */
-    DURING_SHUTDOWN(EnumSet.allOf(Combination.class));
+    DURING_SHUTDOWN(EnumSet.allOf(Combination.class)),
+    /** The outbox relay holds its rows and is about to publish one (the relay's points: {@link OutboxCrashIT}). */
+    OUTBOX_BEFORE_PUBLISH(EnumSet.noneOf(Combination.class)),
+    /** The broker confirmed an outbox row; the relay has not marked it sent. */
+    OUTBOX_PUBLISHED_BEFORE_MARK(EnumSet.noneOf(Combination.class));
 
     private final Set<Combination> combinations;
 
@@ -30,7 +34,7 @@ public enum CrashPoint {
         this.combinations = combinations;
     }
 
-    /** Whether the path through this point exists on that combination. */
+    /** Whether the consumer's path through this point exists on that combination (the relay's points: none). */
     public boolean appliesTo(Combination c) {
         return combinations.contains(c);
     }

@@ -1,0 +1,154 @@
+package dev.idemkit.app.crash;
+
+import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.adapters.postgres.PostgresOutboxStore;
+import dev.idemkit.adapters.postgres.PostgresSettings;
+import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
+import dev.idemkit.adapters.rabbit.RabbitSettings;
+import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.retry.RetryPolicy;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.OutboxEntry;
+import dev.idemkit.ports.out.OutboxEvents;
+import dev.idemkit.ports.out.OutboxRow;
+import dev.idemkit.ports.out.OutboxStore;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.RelayOutcome;
+import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.service.OutboxRelay;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.UnaryOperator;
+
+/**
+ * The outbox relay in a JVM of its own, for {@link OutboxCrashIT}: the shipped {@link OutboxRelay} on the real
+ * PostgreSQL outbox ({@code idemkit.crash.schema}) and RabbitMQ, publishing through the real transport, which is wrapped
+ * (through the port) so that {@link CrashProbe} stops a publishing thread right before a publish or right after its
+ * confirm, for the harness's SIGKILL. Mode {@code broken-mark-first} is a deliberately broken relay that marks its rows
+ * sent BEFORE it publishes them, which the harness must catch. Prints {@code READY}, runs until SIGTERM.
+ */
+public final class OutboxRelayChild {
+    private OutboxRelayChild() {}
+
+    public static void main(String[] args) throws Exception {
+        String schema = System.getProperty("idemkit.crash.schema");
+        String mode = System.getProperty("idemkit.crash.mode", "relay");
+        PostgresDatabase db = PostgresDatabase.builder(PostgresSettings.fromEnvironment().withSchema(schema)
+                .withPoolSize(4)).schemaCheck(PostgresDatabase.SchemaCheck.NONE).start();
+        RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.fromEnvironment(), Clock.system(),
+                System.getProperty("idemkit.crash.connection", "idemkit-it-outbox-crash"));
+        PostgresOutboxStore store = new PostgresOutboxStore(db);
+        OutboxStore relayed = mode.equals("broken-mark-first") ? new MarkFirst(store) : store;
+        SplittableRandom random = new SplittableRandom();
+        OutboxRelay relay = new OutboxRelay(relayed, new Probed(rabbit), UnaryOperator.identity(),
+                OutboxRelay.Settings.defaults().withBatch(20).withParallelism(4).withPollInterval(Duration.ofMillis(200))
+                        .withRetryPolicy(RetryPolicy.defaults().withMaxAttempts(50)), () -> {
+                    synchronized (random) {
+                        return random.nextDouble();
+                    }
+                }, Clock.system(), OutboxEvents.none());
+        CountDownLatch stop = new CountDownLatch(1);
+        CountDownLatch closed = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            stop.countDown();
+            try {
+                closed.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "outbox-child-shutdown"));
+        try {
+            relay.start();
+            System.out.println("READY");
+            System.out.flush();
+            stop.await();
+        } finally {
+            relay.close();
+            store.close();
+            rabbit.close();
+            db.close();
+            closed.countDown();
+        }
+    }
+
+    /** The real transport, with the relay's two crash points around each publish. */
+    private record Probed(MessageTransport transport) implements MessageTransport {
+        @Override
+        public Subscription subscribe(String queue, DeliveryHandler handler) {
+            return transport.subscribe(queue, handler);
+        }
+
+        @Override
+        public void publish(String queue, OutgoingMessage message) {
+            CrashProbe.reached(CrashPoint.OUTBOX_BEFORE_PUBLISH);
+            transport.publish(queue, message);
+            CrashProbe.reached(CrashPoint.OUTBOX_PUBLISHED_BEFORE_MARK);
+        }
+
+        @Override
+        public void close() {
+            transport.close();
+        }
+    }
+
+    /** Broken on purpose: records every handed-out row as sent and commits, THEN publishes them. */
+    private record MarkFirst(OutboxStore store) implements OutboxStore {
+        @Override
+        public int relay(int max, Instant now, Publisher publisher) {
+            List<List<OutboxRow>>[] held = new List[1];
+            int n = store.relay(max, now, runs -> {
+                held[0] = runs;
+                Map<String, RelayOutcome> sent = new HashMap<>();
+                runs.forEach(run -> run.forEach(r -> sent.put(r.id(), new RelayOutcome.Sent(now))));
+                return sent;
+            });
+            if (n > 0) {
+                publisher.publish(held[0]);
+            }
+            return n;
+        }
+
+        @Override
+        public void awaitAppend(Duration max) throws InterruptedException {
+            store.awaitAppend(max);
+        }
+
+        @Override
+        public List<OutboxEntry> parked(int max) {
+            return store.parked(max);
+        }
+
+        @Override
+        public List<OutboxEntry> unsent(int max) {
+            return store.unsent(max);
+        }
+
+        @Override
+        public Optional<OutboxEntry> find(String id) {
+            return store.find(id);
+        }
+
+        @Override
+        public boolean redrive(String id, Approval approval) {
+            return store.redrive(id, approval);
+        }
+
+        @Override
+        public Stats stats(Instant now) {
+            return store.stats(now);
+        }
+
+        @Override
+        public long purgeSent(Instant before, int batch, int maxBatches) {
+            return store.purgeSent(before, batch, maxBatches);
+        }
+    }
+}
