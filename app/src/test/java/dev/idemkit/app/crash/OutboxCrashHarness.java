@@ -45,6 +45,7 @@ final class OutboxCrashHarness implements AutoCloseable {
     private static final Duration READY = Duration.ofSeconds(60);
     private static final Duration REACH = Duration.ofSeconds(30);
     private static final Duration DRAIN = Duration.ofSeconds(90);
+    private static final Duration QUIET = Duration.ofSeconds(3);
     private static final String EFFECTS = "outbox_crash_effects";
     private static final int KEYS = 5;
 
@@ -173,10 +174,19 @@ final class OutboxCrashHarness implements AutoCloseable {
                 return;
             }
             long deadline = System.nanoTime() + DRAIN.toNanos();
+            long quietSince = System.nanoTime();
+            int last = -1;
             while (System.nanoTime() < deadline) {
                 var stats = store.stats(Instant.now());
-                if (stats.pending() == 0 && stats.parked() == 0 && effects(consumer).keySet().containsAll(ids)) {
+                Map<String, Integer> effects = effects(consumer);
+                if (stats.pending() == 0 && stats.parked() == 0 && effects.keySet().containsAll(ids)) {
                     break;
+                }
+                if (effects.size() != last || stats.pending() > 0) {
+                    last = effects.size();
+                    quietSince = System.nanoTime();
+                } else if (System.nanoTime() - quietSince > QUIET.toNanos()) {
+                    break; // everything is marked sent and nothing more arrives: what is missing is lost
                 }
                 Thread.sleep(100);
             }
