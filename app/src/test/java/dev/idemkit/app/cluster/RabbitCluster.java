@@ -186,7 +186,9 @@ public final class RabbitCluster implements AutoCloseable {
     public void restart(int i) throws Exception {
         launch(i);
         awaitBoot(i);
-        ctl(1 == i ? 2 : 1, "await_online_nodes", Integer.toString(size()));
+        if (size() > 1) {
+            ctl(1 == i ? 2 : 1, "await_online_nodes", Integer.toString(size()));
+        }
     }
 
     /** Runs rabbitmqctl against node {@code i}; its standard output, or an exception with everything it said. */
