@@ -77,6 +77,11 @@ class ContractSuitesBiteTest {
     }
 
     @Test
+    void outboxSuiteCatchesAStoreThatHandsOutAKeyAnotherRelayHolds() {
+        assertThat(failedTests(BrokenKeyBlindOutboxSuite.class)).containsExactly("aKeyHeldByOneRelayIsNotHandedToAnother");
+    }
+
+    @Test
     void transportSuiteCatchesARetryThatAcknowledges() {
         assertThat(failedTests(BrokenAckOnRetryTransportSuite.class)).containsExactlyInAnyOrder(
                 "retryRedeliversWithTheNextAttemptAndTheGrowingHistory",

@@ -1,0 +1,233 @@
+package dev.idemkit.ports.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.AttemptRecord;
+import dev.idemkit.ports.out.OutboxEntry;
+import dev.idemkit.ports.out.OutboxMessage;
+import dev.idemkit.ports.out.OutboxRow;
+import dev.idemkit.ports.out.OutboxStore;
+import dev.idemkit.ports.out.RelayOutcome;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link OutboxStore} passes unchanged: only committed rows are handed out; per ordering key the
+ * oldest unsent row first and, while one relay holds a key, no other relay gets any row of it; a failed row and the rows
+ * behind it wait for its retry time; a parked row blocks its key until an approved redrive while other keys flow;
+ * retention never deletes an unsent row.
+ */
+public abstract class OutboxStoreContract {
+
+    /** A store on the outbox under test (a second call: another relay instance on the same outbox). */
+    protected abstract OutboxStore newStore();
+
+    /** Appends {@code message} in a unit of work that commits; returns its id. */
+    protected abstract String appendCommitted(OutboxMessage message);
+
+    /** Appends {@code message} in a unit of work that then rolls back. */
+    protected abstract void appendRolledBack(OutboxMessage message);
+
+    private static OutboxMessage message(String key, String body) {
+        return OutboxMessage.of("contract.events", key, body.getBytes(StandardCharsets.UTF_8)).withHeaders(Map.of("k", key));
+    }
+
+    private String append(String key, String body) {
+        return appendCommitted(message(key, body));
+    }
+
+    private static String body(OutboxRow r) {
+        return new String(r.message().body(), StandardCharsets.UTF_8);
+    }
+
+    /** Answers Sent for every row, recording the runs it saw. */
+    protected static final class Recording implements OutboxStore.Publisher {
+        public final List<List<String>> runs = new ArrayList<>();
+
+        @Override
+        public Map<String, RelayOutcome> publish(List<List<OutboxRow>> handed) {
+            Map<String, RelayOutcome> out = new HashMap<>();
+            for (List<OutboxRow> run : handed) {
+                runs.add(run.stream().map(OutboxStoreContract::body).toList());
+                run.forEach(r -> out.put(r.id(), new RelayOutcome.Sent(Instant.now())));
+            }
+            return out;
+        }
+    }
+
+    @Test
+    void onlyCommittedRowsAreHandedOutWithTheirHeaders() {
+        OutboxStore store = newStore();
+        appendRolledBack(message("k", "gone"));
+        String kept = append("k", "kept");
+        assertThat(store.unsent(10)).extracting(e -> body(e.row())).containsExactly("kept");
+        assertThat(store.find(kept).orElseThrow().row().headers()).containsEntry("k", "k");
+        assertThat(store.find(UUID.randomUUID().toString())).isEmpty();
+        assertThat(store.find("not an id")).isEmpty();
+    }
+
+    @Test
+    void rowsOfAKeyAreHandedOutInCommitOrderAndOnlyOnceOnceSent() {
+        OutboxStore store = newStore();
+        append("a", "a1");
+        append("b", "b1");
+        append("a", "a2");
+        append("a", "a3");
+        Recording r = new Recording();
+
+        assertThat(store.relay(100, Instant.now(), r)).isEqualTo(4);
+        assertThat(r.runs).containsExactlyInAnyOrder(List.of("a1", "a2", "a3"), List.of("b1"));
+        assertThat(store.relay(100, Instant.now(), new Recording())).isZero();
+        assertThat(store.stats(Instant.now())).isEqualTo(new OutboxStore.Stats(0, 0, Optional.empty()));
+    }
+
+    @Test
+    void aPassHandsOutAtMostItsBoundAndTheRestNextTime() {
+        OutboxStore store = newStore();
+        for (int i = 0; i < 5; i++) {
+            append("a", "a" + i);
+        }
+        Recording first = new Recording();
+        assertThat(store.relay(3, Instant.now(), first)).isEqualTo(3);
+        assertThat(first.runs).containsExactly(List.of("a0", "a1", "a2"));
+        Recording second = new Recording();
+        assertThat(store.relay(3, Instant.now(), second)).isEqualTo(2);
+        assertThat(second.runs).containsExactly(List.of("a3", "a4"));
+    }
+
+    @Test
+    void aKeyHeldByOneRelayIsNotHandedToAnother() throws Exception {
+        OutboxStore store = newStore();
+        append("held", "h1");
+        append("held", "h2");
+        append("free", "f1");
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<List<String>> first = new ArrayList<>();
+        CompletableFuture<Integer> relay1 = CompletableFuture.supplyAsync(() -> store.relay(1, Instant.now(), runs -> {
+            runs.forEach(run -> first.add(run.stream().map(OutboxStoreContract::body).toList()));
+            holding.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            Map<String, RelayOutcome> out = new HashMap<>();
+            runs.forEach(run -> run.forEach(row -> out.put(row.id(), new RelayOutcome.Sent(Instant.now()))));
+            return out;
+        }));
+        assertThat(holding.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(first).containsExactly(List.of("h1"));
+
+        OutboxStore other = newStore();
+        Recording second = new Recording();
+        other.relay(100, Instant.now(), second);
+        assertThat(second.runs).as("h2 waits for h1, held by the first relay").containsExactly(List.of("f1"));
+
+        release.countDown();
+        assertThat(relay1.get(10, TimeUnit.SECONDS)).isOne();
+        Recording third = new Recording();
+        other.relay(100, Instant.now(), third);
+        assertThat(third.runs).containsExactly(List.of("h2"));
+    }
+
+    @Test
+    void aFailedRowWaitsForItsRetryTimeAndTheRowsAfterItWaitWithIt() {
+        OutboxStore store = newStore();
+        String a1 = append("a", "a1");
+        append("a", "a2");
+        Instant now = Instant.now();
+        store.relay(100, now, runs -> Map.of(a1, new RelayOutcome.Failed(new AttemptRecord(1, now, "broker away"),
+                now.plus(Duration.ofHours(1)))));
+        append("b", "b1");
+
+        Recording early = new Recording();
+        store.relay(100, now.plusSeconds(60), early);
+        assertThat(early.runs).as("a1 is not due, a2 waits behind it").containsExactly(List.of("b1"));
+
+        Recording due = new Recording();
+        store.relay(100, now.plus(Duration.ofHours(2)), due);
+        assertThat(due.runs).containsExactly(List.of("a1", "a2"));
+        OutboxEntry sent = store.find(a1).orElseThrow();
+        assertThat(sent.state()).isEqualTo(OutboxEntry.State.SENT);
+        assertThat(sent.row().failures()).extracting(AttemptRecord::error).containsExactly("broker away");
+    }
+
+    @Test
+    void rowsThePublisherAnsweredNothingForStayAsTheyWere() {
+        OutboxStore store = newStore();
+        append("a", "a1");
+        store.relay(100, Instant.now(), runs -> Map.of());
+        Recording again = new Recording();
+        store.relay(100, Instant.now(), again);
+        assertThat(again.runs).containsExactly(List.of("a1"));
+    }
+
+    @Test
+    void aParkedRowBlocksItsKeyUntilAnApprovedRedriveWhileOtherKeysFlow() {
+        OutboxStore store = newStore();
+        String poison = append("p", "p1");
+        append("p", "p2");
+        Instant now = Instant.now();
+        store.relay(100, now, runs -> Map.of(poison, new RelayOutcome.Parked(new AttemptRecord(3, now, "refused"),
+                "gave up after 3 attempts: refused")));
+        append("q", "q1");
+
+        Recording meanwhile = new Recording();
+        store.relay(100, now.plus(Duration.ofDays(1)), meanwhile);
+        assertThat(meanwhile.runs).containsExactly(List.of("q1"));
+        assertThat(store.parked(10)).singleElement().satisfies(e -> {
+            assertThat(e.row().id()).isEqualTo(poison);
+            assertThat(e.state()).isEqualTo(OutboxEntry.State.PARKED);
+            assertThat(e.parkReason()).contains("gave up after 3 attempts: refused");
+        });
+        OutboxStore.Stats stats = store.stats(now.plusSeconds(10));
+        assertThat(stats.parked()).isOne();
+        assertThat(stats.pending()).as("p2, waiting behind the parked row").isOne();
+
+        assertThat(store.redrive(UUID.randomUUID().toString(), new Approval("ana", "why", now))).isFalse();
+        assertThat(store.redrive("not-a-uuid", new Approval("ana", "why", now))).isFalse();
+        assertThat(store.redrive(poison, new Approval("ana", "queue fixed", now))).isTrue();
+        assertThat(store.redrive(poison, new Approval("ana", "twice", now))).as("no longer parked").isFalse();
+
+        List<OutboxRow> handed = new ArrayList<>();
+        store.relay(100, now, runs -> {
+            Map<String, RelayOutcome> out = new HashMap<>();
+            runs.forEach(run -> run.forEach(row -> {
+                handed.add(row);
+                out.put(row.id(), new RelayOutcome.Sent(Instant.now()));
+            }));
+            return out;
+        });
+        assertThat(handed).extracting(OutboxStoreContract::body).containsExactly("p1", "p2");
+        assertThat(handed.get(0).attempt()).as("a redrive starts the attempts again").isOne();
+        assertThat(handed.get(0).failures()).hasSize(1);
+        assertThat(store.find(poison).orElseThrow().redrive()).hasValueSatisfying(
+                r -> assertThat(r).contains("ana").contains("queue fixed"));
+    }
+
+    @Test
+    void retentionDeletesSentRowsInBatchesAndNeverAnUnsentOne() {
+        OutboxStore store = newStore();
+        for (int i = 0; i < 25; i++) {
+            append("k" + i, "m" + i);
+        }
+        store.relay(20, Instant.now(), new Recording());
+        assertThat(store.purgeSent(Instant.now().plusSeconds(1), 5, 2)).as("two batches of 5").isEqualTo(10);
+        assertThat(store.purgeSent(Instant.now().plusSeconds(1), 5, 100)).isEqualTo(10);
+        assertThat(store.unsent(100)).hasSize(5);
+        assertThat(store.stats(Instant.now()).pending()).isEqualTo(5);
+    }
+}

@@ -1,0 +1,180 @@
+package dev.idemkit.ports.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.domain.retry.Backoff;
+import dev.idemkit.domain.retry.FailureClassifier;
+import dev.idemkit.domain.retry.Jitter;
+import dev.idemkit.domain.retry.RandomSource;
+import dev.idemkit.domain.retry.RetryPolicy;
+import dev.idemkit.ports.memory.InMemoryOutboxStore;
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.OutboxEntry;
+import dev.idemkit.ports.out.OutboxEvents;
+import dev.idemkit.ports.out.OutboxMessage;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.out.TransportException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+
+/** The relay's decisions: what it publishes, with which id, where; what a failure does to a row and to its key. */
+class OutboxRelayTest {
+    private final InMemoryOutboxStore store = new InMemoryOutboxStore();
+    private final Recording transport = new Recording();
+    private final AtomicInteger published = new AtomicInteger();
+    private final AtomicInteger failed = new AtomicInteger();
+    private final AtomicInteger parked = new AtomicInteger();
+    private Instant now = Instant.parse("2026-12-02T10:00:00Z");
+
+    /** A transport that records publishes and refuses those to queues named in {@link #refusing}. */
+    static class Recording implements MessageTransport {
+        final List<String> sent = Collections.synchronizedList(new ArrayList<>());
+        final Set<String> refusing = ConcurrentHashMap.newKeySet();
+
+        @Override
+        public Subscription subscribe(String queue, DeliveryHandler handler) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void publish(String queue, OutgoingMessage message) {
+            if (refusing.contains(queue)) {
+                throw new TransportException("the broker refused " + queue);
+            }
+            sent.add(queue + " " + message.id() + " " + new String(message.body(), StandardCharsets.UTF_8));
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    private OutboxRelay relay(int attempts) {
+        RetryPolicy policy = new RetryPolicy(attempts, Backoff.exponential(Duration.ofSeconds(1), Duration.ofSeconds(8),
+                Jitter.NONE), FailureClassifier.defaults());
+        return new OutboxRelay(store, transport, q -> "broker-" + q, OutboxRelay.Settings.defaults().withRetryPolicy(policy),
+                RandomSource.fixed(0.5), () -> now, new OutboxEvents() {
+                    @Override
+                    public void published(int n) {
+                        published.addAndGet(n);
+                    }
+
+                    @Override
+                    public void failed() {
+                        failed.incrementAndGet();
+                    }
+
+                    @Override
+                    public void parked() {
+                        parked.incrementAndGet();
+                    }
+                });
+    }
+
+    private String append(String destination, String key, String body) {
+        return store.append(OutboxMessage.of(destination, key, body.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void rowsArePublishedWithTheirRowIdAsMessageIdToTheTransportsQueueNameAndMarkedSent() {
+        String id = append("events", "k", "one");
+        try (OutboxRelay relay = relay(3)) {
+            assertThat(relay.relayOnce()).isOne();
+            assertThat(relay.relayOnce()).isZero();
+        }
+        assertThat(transport.sent).containsExactly("broker-events " + id + " one");
+        assertThat(store.find(id).orElseThrow().state()).isEqualTo(OutboxEntry.State.SENT);
+        assertThat(published).hasValue(1);
+    }
+
+    @Test
+    void aFailedPublishIsRetriedAfterTheBackoffAndTheKeysLaterRowsWaitBehindIt() {
+        String first = append("down", "k", "first");
+        append("up", "k", "second");
+        append("up", "other", "other");
+        transport.refusing.add("broker-down");
+        try (OutboxRelay relay = relay(5)) {
+            relay.relayOnce();
+            assertThat(transport.sent).as("the other key flows; 'second' waits behind 'first'")
+                    .singleElement().asString().endsWith(" other");
+            OutboxEntry e = store.find(first).orElseThrow();
+            assertThat(e.nextAttemptAt()).contains(now.plusSeconds(1));
+            assertThat(e.row().failures()).singleElement().satisfies(f -> assertThat(f.error()).contains("refused"));
+
+            relay.relayOnce();
+            assertThat(transport.sent).as("not due yet").hasSize(1);
+            transport.refusing.clear();
+            now = now.plusSeconds(2);
+            relay.relayOnce();
+        }
+        assertThat(transport.sent).hasSize(3);
+        assertThat(transport.sent.get(1)).endsWith(" first");
+        assertThat(transport.sent.get(2)).endsWith(" second");
+        assertThat(failed).hasValue(1);
+    }
+
+    @Test
+    void afterItsLastAttemptARowIsParkedWithTheReasonAndItsKeyWaits() {
+        String poison = append("down", "k", "poison");
+        append("up", "k", "behind");
+        transport.refusing.add("broker-down");
+        try (OutboxRelay relay = relay(3)) {
+            for (int i = 0; i < 10; i++) {
+                relay.relayOnce();
+                now = now.plusSeconds(60);
+            }
+        }
+        OutboxEntry e = store.find(poison).orElseThrow();
+        assertThat(e.state()).isEqualTo(OutboxEntry.State.PARKED);
+        assertThat(e.parkReason()).hasValueSatisfying(r -> assertThat(r).contains("gave up after 3 attempts")
+                .contains("refused"));
+        assertThat(e.row().failures()).hasSize(3);
+        assertThat(transport.sent).as("the row behind the parked one waits").isEmpty();
+        assertThat(failed).hasValue(2);
+        assertThat(parked).hasValue(1);
+    }
+
+    @Test
+    void aNonRetryableFailureParksAtOnce() {
+        String id = append("events", "k", "x");
+        MessageTransport refusingArgs = new Recording() {
+            @Override
+            public void publish(String queue, OutgoingMessage message) {
+                throw new IllegalArgumentException("name too long");
+            }
+        };
+        try (OutboxRelay relay = new OutboxRelay(store, refusingArgs, UnaryOperator.identity(), OutboxRelay.Settings
+                .defaults(), RandomSource.fixed(0.5), () -> now, OutboxEvents.none())) {
+            relay.relayOnce();
+        }
+        assertThat(store.find(id).orElseThrow().parkReason()).hasValueSatisfying(r -> assertThat(r)
+                .startsWith("non-retryable"));
+    }
+
+    @Test
+    void theLoopRelaysWhatIsAppendedWhileItRunsAndStopsOnClose() throws Exception {
+        try (OutboxRelay relay = new OutboxRelay(store, transport, UnaryOperator.identity(), OutboxRelay.Settings.defaults()
+                .withPollInterval(Duration.ofMillis(50)), RandomSource.fixed(0.5), Instant::now, OutboxEvents.none())) {
+            relay.start();
+            for (int i = 0; i < 20; i++) {
+                append("events", "k" + (i % 3), "m" + i);
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (transport.sent.size() < 20 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+        }
+        assertThat(transport.sent).hasSize(20);
+        assertThat(store.stats(Instant.now()).pending()).isZero();
+    }
+}
