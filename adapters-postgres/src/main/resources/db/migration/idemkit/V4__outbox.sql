@@ -24,8 +24,9 @@ CREATE TABLE outbox_messages (
     CONSTRAINT outbox_messages_failures_aligned CHECK (cardinality(failed_at) = cardinality(failed_errors))
 );
 
--- The relay's scan: unsent rows in order, and "is there an older unsent row of this key".
-CREATE INDEX outbox_messages_unsent_idx ON outbox_messages (seq) WHERE sent_at IS NULL;
+-- The relay's scan: the keys with unsent rows, each key's oldest first (a loose index scan hops from key to key), and
+-- the unsent rows of the keys it holds. Appends touch it, the primary key (ever increasing) and the id's (time-ordered
+-- UUIDs, so mostly at the right edge too).
 CREATE INDEX outbox_messages_key_unsent_idx ON outbox_messages (ordering_key, seq) WHERE sent_at IS NULL;
 -- Retention deletes sent rows by age in small batches.
 CREATE INDEX outbox_messages_sent_at_idx ON outbox_messages (sent_at) WHERE sent_at IS NOT NULL;

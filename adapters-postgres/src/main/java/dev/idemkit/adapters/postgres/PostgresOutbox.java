@@ -33,6 +33,9 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
             FROM (SELECT pg_advisory_xact_lock(?, hashtext(?)), pg_notify(?, '')) AS locked
             """;
 
+    /** Ids must never collide across processes: a strong source, as {@code UUID.randomUUID} uses. */
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+
     private final String channel;
 
     /** @param schema the schema of {@code outbox_messages}: relays of that schema are woken */
@@ -84,9 +87,20 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
         }
     }
 
+    /**
+     * A version 7 UUID (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits. Unique like a random UUID, but
+     * appended near the right edge of the id's index instead of anywhere in it.
+     */
+    static UUID timeOrderedUuid() {
+        java.security.SecureRandom r = RANDOM;
+        long msb = (System.currentTimeMillis() << 16) | 0x7000L | (r.nextLong() & 0x0FFFL);
+        long lsb = (r.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+        return new UUID(msb, lsb);
+    }
+
     private String insert(Connection c, OutboxMessage message) throws SQLException {
         Objects.requireNonNull(message, "message");
-        UUID id = UUID.randomUUID();
+        UUID id = timeOrderedUuid();
         TreeMap<String, String> headers = new TreeMap<>(message.headers());
         try (PreparedStatement ps = c.prepareStatement(APPEND)) {
             ps.setObject(1, id);

@@ -33,9 +33,9 @@ import org.slf4j.LoggerFactory;
  * The outbox as the relay and operators see it, on PostgreSQL table {@code outbox_messages} (appends: {@link
  * PostgresOutbox}).
  *
- * <p>Atomic step: {@link #HEADS}, a {@code SELECT ... FOR UPDATE SKIP LOCKED} of due rows that have no older unsent
- * row of their ordering key, then {@link #FOLLOWERS} of the same keys, held by this transaction while the publisher
- * runs; the outcomes are written and committed in that same transaction. Another relay skips the held heads, and the
+ * <p>Atomic step: {@link #HEAD_SCAN} finds each key's oldest unsent row, {@link #LOCK_HEADS} locks those that are due
+ * ({@code FOR UPDATE SKIP LOCKED}), then {@link #FOLLOWERS} of the same keys; all held by this transaction while the
+ * publisher runs; the outcomes are written and committed in that same transaction. Another relay skips the held heads, and the
  * rows after them are not heads for it, so a key is relayed by one relay at a time, in seq order (= commit order, see
  * {@link PostgresOutbox}). A parked row is unsent: the rows after it wait. Wake-up: {@code LISTEN} on the schema's
  * channel on a connection of its own, polling when that fails. Thread-safe.
@@ -50,15 +50,33 @@ public final class PostgresOutboxStore implements OutboxStore {
             body, appended_at, attempt, failed_at, failed_errors, next_attempt_at, sent_at, parked_at, park_reason,
             redrive
             """;
-    static final String HEADS = "SELECT " + COLUMNS + """
-            FROM outbox_messages o
-            WHERE o.sent_at IS NULL AND o.parked_at IS NULL
-              AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
-              AND NOT EXISTS (SELECT 1 FROM outbox_messages p
-                              WHERE p.ordering_key = o.ordering_key AND p.seq < o.seq AND p.sent_at IS NULL)
-            ORDER BY o.seq
-            LIMIT ?
-            FOR UPDATE OF o SKIP LOCKED
+    /**
+     * The keys with unsent rows after a cursor key, each with its oldest unsent row (its head): a loose index scan over
+     * the unsent rows' (ordering_key, seq) index that hops from key to key, O(keys x log rows) however deep a key's
+     * backlog is. Within a key seq order is commit order (see {@link PostgresOutbox}), so the head is the one row of
+     * its key that may go out now.
+     */
+    static final String HEAD_SCAN = """
+            WITH RECURSIVE keys(ordering_key, seq) AS (
+                (SELECT ordering_key, seq FROM outbox_messages
+                 WHERE sent_at IS NULL AND ordering_key > ? ORDER BY ordering_key, seq LIMIT 1)
+                UNION ALL
+                SELECT n.ordering_key, n.seq FROM keys k CROSS JOIN LATERAL (
+                    SELECT ordering_key, seq FROM outbox_messages
+                    WHERE sent_at IS NULL AND ordering_key > k.ordering_key ORDER BY ordering_key, seq LIMIT 1) n
+            )
+            SELECT ordering_key, seq FROM keys LIMIT ?
+            """;
+    /**
+     * The heads that are due and that no other relay holds, locked. A head another relay marked sent since the scan's
+     * snapshot is dropped by the lock's recheck of {@code sent_at IS NULL}; the row after it waits for the next pass.
+     */
+    static final String LOCK_HEADS = "SELECT " + COLUMNS + """
+            FROM outbox_messages
+            WHERE seq = ANY(?) AND sent_at IS NULL AND parked_at IS NULL
+              AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
+            ORDER BY ordering_key
+            FOR UPDATE SKIP LOCKED
             """;
     /** Unsent rows after the held heads of the same keys; a key's run stops at its first row that is not due. */
     static final String FOLLOWERS = "SELECT " + COLUMNS + """
@@ -100,6 +118,8 @@ public final class PostgresOutboxStore implements OutboxStore {
     private final DataSource dataSource;
     private final String channel;
     private final Object listening = new Object();
+    /** Where the next head scan starts (key order, wrapping round); per instance, a race on it is harmless. */
+    private volatile String cursor = "";
     private Connection listener;
     private boolean listenFailedLogged;
 
@@ -121,9 +141,27 @@ public final class PostgresOutboxStore implements OutboxStore {
         Objects.requireNonNull(now, "now");
         Objects.requireNonNull(publisher, "publisher");
         return Sql.inTransaction(dataSource, "outbox relay", c -> {
-            List<Stored> heads = query(c, HEADS, ps -> {
-                Sql.setInstant(ps, 1, now);
+            List<Long> scanned = new ArrayList<>();
+            String last = cursor;
+            try (PreparedStatement ps = c.prepareStatement(HEAD_SCAN)) {
+                ps.setString(1, cursor);
                 ps.setInt(2, max);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        last = rs.getString(1);
+                        scanned.add(rs.getLong(2));
+                    }
+                }
+            }
+            // the next pass goes on after the last key seen, or starts over once every key was seen: keys that
+            // cannot go out now (parked, waiting, held) never hide the keys after them
+            cursor = scanned.size() < max ? "" : last;
+            if (scanned.isEmpty()) {
+                return 0;
+            }
+            List<Stored> heads = query(c, LOCK_HEADS, ps -> {
+                ps.setArray(1, c.createArrayOf("bigint", scanned.toArray()));
+                Sql.setInstant(ps, 2, now);
             });
             if (heads.isEmpty()) {
                 return 0;

@@ -61,9 +61,9 @@ public final class OutboxRelay implements AutoCloseable {
             Objects.requireNonNull(retryPolicy, "retryPolicy");
         }
 
-        /** 200 rows a pass, 8 keys at once, a poll every second, 10 attempts with 1 s..60 s backoff. */
+        /** 200 rows a pass, 32 keys at once, a poll every second, 10 attempts with 1 s..60 s backoff. */
         public static Settings defaults() {
-            return new Settings(200, 8, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10));
+            return new Settings(200, 32, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10));
         }
 
         public Settings withRetryPolicy(RetryPolicy p) {

@@ -1,0 +1,341 @@
+package dev.idemkit.adapters.postgres;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
+import dev.idemkit.adapters.rabbit.RabbitSettings;
+import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.OutboxEntry;
+import dev.idemkit.ports.out.OutboxEvents;
+import dev.idemkit.ports.out.OutboxMessage;
+import dev.idemkit.ports.out.OutboxStore;
+import dev.idemkit.ports.service.OutboxRelay;
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+
+/**
+ * The outbox benchmark (issue 16; NOT part of {@code mvn verify}), everything against the same PostgreSQL and RabbitMQ in
+ * one run, through the code that ships ({@link PostgresOutbox}, {@link PostgresOutboxStore}, {@link OutboxRelay}, the
+ * RabbitMQ transport):
+ * <ol>
+ *   <li>append overhead: the effect's transaction (a credit) with and without one outbox append, at 1 and 4 threads
+ *       (target: at most 10 % fewer transactions per second);
+ *   <li>relay throughput: {@code bench.rows} committed rows drained by the relay, against a raw amqp-client confirmed
+ *       publish of the same messages (one channel, confirms awaited per 200) and the transport's own {@code publish}
+ *       from 8 threads (target: relay at least 0.7 x raw);
+ *   <li>latency from commit to the consumer, p50 and p99, one row every 10 ms, waking on LISTEN/NOTIFY (as shipped)
+ *       against polling every 100 ms.
+ * </ol>
+ * Run (see the top-level README): {@code ./mvnw -q -pl benchmarks exec:java
+ * -Dexec.mainClass=dev.idemkit.adapters.postgres.OutboxBenchmark}. Options: {@code bench.seconds} (default 3),
+ * {@code bench.rows} (default 20000), {@code bench.latencyRows} (default 500), {@code bench.cases} (which of 1, 2, 3; default all).
+ */
+public final class OutboxBenchmark {
+    private static final int ACCOUNTS = 65_536;
+    private static final double SECONDS = Double.parseDouble(System.getProperty("bench.seconds", "3"));
+    private static final int ROWS = Integer.getInteger("bench.rows", 20_000);
+    private static final int LATENCY_ROWS = Integer.getInteger("bench.latencyRows", 500);
+    private static final String CASES = System.getProperty("bench.cases", "123");
+    private static final String CREDIT = "UPDATE accounts SET balance = balance + 1 WHERE id = ?";
+    private static final byte[] BODY = "{\"account_id\":\"acc-1\",\"amount\":1.00,\"currency\":\"BRL\"}"
+            .getBytes(StandardCharsets.UTF_8);
+
+    private final TestDatabase pg;
+    private final PostgresOutbox outbox;
+    private final RabbitMessageTransport transport;
+    private final Connection amqp;
+    private final String tag = UUID.randomUUID().toString().substring(0, 8);
+    private final List<String> queues = new ArrayList<>();
+
+    private OutboxBenchmark(TestDatabase pg) throws Exception {
+        this.pg = pg;
+        this.outbox = new PostgresOutbox(pg.db());
+        this.transport = new RabbitMessageTransport(RabbitSettings.fromEnvironment(), Clock.system(), "idemkit-bench-outbox");
+        ConnectionFactory f = new ConnectionFactory();
+        f.setUri(RabbitSettings.fromEnvironment().uri());
+        this.amqp = f.newConnection("idemkit-bench-outbox-raw");
+    }
+
+    public static void main(String[] args) throws Exception {
+        long started = System.nanoTime();
+        try (TestDatabase pg = TestDatabase.start(12)) {
+            OutboxBenchmark b = new OutboxBenchmark(pg);
+            try {
+                b.run();
+            } finally {
+                b.queues.forEach(q -> {
+                    try {
+                        b.transport.deleteTopology(q);
+                    } catch (RuntimeException ignored) {
+                        // best effort
+                    }
+                });
+                b.amqp.close();
+                b.transport.close();
+            }
+        }
+        System.out.printf(Locale.ROOT, "total benchmark time %.0f s%n", (System.nanoTime() - started) / 1e9);
+    }
+
+    private void run() throws Exception {
+        pg.execute("INSERT INTO accounts (id, balance) SELECT 'acc-' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1) + ") g");
+        if (CASES.contains("1")) {
+            appendOverhead();
+        }
+        if (CASES.contains("2")) {
+            relayThroughput();
+        }
+        if (CASES.contains("3")) {
+            System.out.println();
+            System.out.println("== 3. commit -> consumer latency, " + LATENCY_ROWS + " rows, one every 10 ms");
+            System.out.println("| wake-up | p50 ms | p99 ms | max ms |");
+            System.out.println("|---|---|---|---|");
+            latency("LISTEN/NOTIFY (shipped), poll 1 s as fallback", true);
+            latency("polling every 100 ms", false);
+        }
+    }
+
+    private void appendOverhead() throws Exception {
+        System.out.println("== 1. append overhead on the effect's transaction (target: <= 10 %)");
+        System.out.println("| threads | effect alone tx/s | effect + append tx/s | overhead |");
+        System.out.println("|---|---|---|---|");
+        for (int threads : new int[] {1, 4}) {
+            measure(false, threads, 0.5);
+            measure(true, threads, 0.5);
+            double plain = measure(false, threads, SECONDS);
+            double with = measure(true, threads, SECONDS);
+            System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %.1f %% %s |%n", threads, plain, with,
+                    100 * (1 - with / plain), 1 - with / plain <= 0.10 ? "(met)" : "(NOT met)");
+        }
+    }
+
+    private void relayThroughput() throws Exception {
+        System.out.println();
+        System.out.println("== 2. relay throughput, " + ROWS + " rows over 64 keys (target: relay >= 0.7 x raw confirmed publish)");
+        double raw = rawPublish(queue("raw"));
+        double viaTransport = transportPublish(queue("transport"));
+        double relay = relayDrain(queue("relay"));
+        System.out.println("| path | msg/s | x raw |");
+        System.out.println("|---|---|---|");
+        System.out.printf(Locale.ROOT, "| raw amqp-client, one channel, confirms per 200 | %,.0f | 1.00 |%n", raw);
+        System.out.printf(Locale.ROOT, "| the transport's publish, 8 threads | %,.0f | %.2f |%n", viaTransport, viaTransport / raw);
+        System.out.printf(Locale.ROOT, "| the outbox relay (as shipped: 200 a pass, 32 keys at once) | %,.0f | %.2f %s |%n",
+                relay, relay / raw, relay / raw >= 0.7 ? "(met)" : "(NOT met)");
+    }
+
+    private String queue(String what) {
+        String q = "idemkit-bench-outbox-" + tag + "-" + what;
+        queues.add(q);
+        transport.declare(q);
+        return q;
+    }
+
+    /** Transactions per second of the credit, with or without an append in the same transaction. */
+    private double measure(boolean append, int threads, double seconds) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong done = new AtomicLong();
+        CountDownLatch finished = new CountDownLatch(threads);
+        List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            SplittableRandom random = new SplittableRandom(t);
+            Thread th = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        String account = "acc-" + random.nextInt(ACCOUNTS);
+                        pg.db().inTransaction(w -> {
+                            try (PreparedStatement ps = w.connection().prepareStatement(CREDIT)) {
+                                ps.setString(1, account);
+                                ps.executeUpdate();
+                            }
+                            if (append) {
+                                outbox.append(w, OutboxMessage.of("bench.credited", account, BODY));
+                            }
+                            return null;
+                        });
+                        done.incrementAndGet();
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                } finally {
+                    finished.countDown();
+                }
+            });
+            th.start();
+        }
+        long t0 = System.nanoTime();
+        Thread.sleep((long) (seconds * 1000));
+        stop.set(true);
+        finished.await();
+        if (!errors.isEmpty()) {
+            throw new IllegalStateException(errors.get(0));
+        }
+        double rate = done.get() / ((System.nanoTime() - t0) / 1e9);
+        pg.execute("DELETE FROM outbox_messages");
+        return rate;
+    }
+
+    private double rawPublish(String queue) throws Exception {
+        try (Channel ch = amqp.createChannel()) {
+            ch.confirmSelect();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < ROWS; i++) {
+                ch.basicPublish("", queue, true, new AMQP.BasicProperties.Builder().messageId(UUID.randomUUID().toString())
+                        .deliveryMode(2).build(), BODY);
+                if (i % 200 == 199) {
+                    ch.waitForConfirmsOrDie(30_000);
+                }
+            }
+            ch.waitForConfirmsOrDie(30_000);
+            return ROWS / ((System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    private double transportPublish(String queue) throws Exception {
+        AtomicLong next = new AtomicLong();
+        Thread[] threads = new Thread[8];
+        long t0 = System.nanoTime();
+        for (int t = 0; t < threads.length; t++) {
+            threads[t] = new Thread(() -> {
+                while (next.getAndIncrement() < ROWS) {
+                    transport.publish(queue, dev.idemkit.ports.out.OutgoingMessage.of(UUID.randomUUID().toString(), BODY));
+                }
+            });
+            threads[t].start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        return ROWS / ((System.nanoTime() - t0) / 1e9);
+    }
+
+    private double relayDrain(String queue) throws Exception {
+        for (int done = 0; done < ROWS; done += 500) {
+            int from = done;
+            pg.db().inTransaction(w -> {
+                List<OutboxMessage> batch = new ArrayList<>();
+                for (int i = from; i < Math.min(ROWS, from + 500); i++) {
+                    batch.add(OutboxMessage.of(queue, "key-" + (i % 64), BODY));
+                }
+                return outbox.appendAll(w, batch);
+            });
+        }
+        PostgresOutboxStore store = new PostgresOutboxStore(pg.db());
+        try (OutboxRelay relay = relay(store)) {
+            long t0 = System.nanoTime();
+            while (store.stats(Instant.now()).pending() > 0) {
+                relay.relayOnce();
+            }
+            return ROWS / ((System.nanoTime() - t0) / 1e9);
+        } finally {
+            store.close();
+            pg.execute("DELETE FROM outbox_messages");
+        }
+    }
+
+    private OutboxRelay relay(OutboxStore store) {
+        SplittableRandom random = new SplittableRandom();
+        return new OutboxRelay(store, transport, UnaryOperator.identity(), OutboxRelay.Settings.defaults(), () -> {
+            synchronized (random) {
+                return random.nextDouble();
+            }
+        }, Clock.system(), OutboxEvents.none());
+    }
+
+    private void latency(String name, boolean listen) throws Exception {
+        String queue = queue(listen ? "listen" : "poll");
+        Map<String, Long> committedAt = new ConcurrentHashMap<>();
+        long[] latencies = new long[LATENCY_ROWS];
+        AtomicLong seen = new AtomicLong();
+        Channel ch = amqp.createChannel();
+        ch.basicConsume(queue, true, (t, d) -> {
+            long now = System.nanoTime();
+            Long at = committedAt.get(d.getProperties().getMessageId());
+            int i = (int) seen.getAndIncrement();
+            if (at != null && i < latencies.length) {
+                latencies[i] = now - at;
+            }
+        }, t -> { });
+        PostgresOutboxStore store = new PostgresOutboxStore(pg.db());
+        OutboxStore used = listen ? store : new Polling(store);
+        try (OutboxRelay relay = new OutboxRelay(used, transport, UnaryOperator.identity(), OutboxRelay.Settings.defaults()
+                .withPollInterval(listen ? Duration.ofSeconds(1) : Duration.ofMillis(100)), () -> 0.5, Clock.system(),
+                OutboxEvents.none())) {
+            relay.start();
+            Thread.sleep(300);
+            for (int i = 0; i < LATENCY_ROWS; i++) {
+                String[] id = new String[1];
+                id[0] = pg.db().inTransaction(w -> outbox.append(w, OutboxMessage.of(queue, "key", BODY)));
+                committedAt.put(id[0], System.nanoTime());
+                Thread.sleep(10);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (seen.get() < LATENCY_ROWS && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+        } finally {
+            ch.close();
+            store.close();
+            pg.execute("DELETE FROM outbox_messages");
+        }
+        long[] sorted = Arrays.stream(latencies).filter(l -> l > 0).sorted().toArray();
+        System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f | %.1f |%n", name, sorted[sorted.length / 2] / 1e6,
+                sorted[(int) (sorted.length * 0.99)] / 1e6, sorted[sorted.length - 1] / 1e6);
+    }
+
+    /** The shipped store without its LISTEN: waits the poll interval between empty passes, as a polling relay does. */
+    private record Polling(OutboxStore store) implements OutboxStore {
+        @Override
+        public int relay(int max, Instant now, Publisher publisher) {
+            return store.relay(max, now, publisher);
+        }
+
+        @Override
+        public List<OutboxEntry> parked(int max) {
+            return store.parked(max);
+        }
+
+        @Override
+        public List<OutboxEntry> unsent(int max) {
+            return store.unsent(max);
+        }
+
+        @Override
+        public Optional<OutboxEntry> find(String id) {
+            return store.find(id);
+        }
+
+        @Override
+        public boolean redrive(String id, Approval approval) {
+            return store.redrive(id, approval);
+        }
+
+        @Override
+        public Stats stats(Instant now) {
+            return store.stats(now);
+        }
+
+        @Override
+        public long purgeSent(Instant before, int batch, int maxBatches) {
+            return store.purgeSent(before, batch, maxBatches);
+        }
+    }
+}
