@@ -6,6 +6,7 @@ import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.EffectFailedException;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.PersistenceUnitTransactionType;
+import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -35,12 +36,29 @@ public final class PostgresDatabase implements AutoCloseable {
     private final AutoCloseable ownedPool;
     private final EntityManagerFactory emf;
     private final String schema;
+    private final PostgresSettings settings;
 
-    private PostgresDatabase(DataSource dataSource, AutoCloseable ownedPool, EntityManagerFactory emf, String schema) {
+    private PostgresDatabase(DataSource dataSource, AutoCloseable ownedPool, EntityManagerFactory emf,
+            PostgresSettings settings) {
         this.dataSource = dataSource;
         this.ownedPool = ownedPool;
         this.emf = emf;
-        this.schema = schema;
+        this.schema = settings.schema();
+        this.settings = settings;
+    }
+
+    /**
+     * A connection of its own, outside the pool (auto-commit on, search path on the schema), for a session that stays
+     * open for good, such as a {@code LISTEN}: taken from the pool it would be one connection fewer for the work, for
+     * ever, and with a pool of one, none. The caller closes it.
+     */
+    Connection openUnpooled() throws java.sql.SQLException {
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("user", settings.user());
+        p.setProperty("password", settings.password());
+        p.setProperty("currentSchema", settings.schema());
+        p.setProperty("ApplicationName", "idemkit-outbox-listen");
+        return java.sql.DriverManager.getConnection(settings.url(), p);
     }
 
     /** Starts a configuration; nothing connects before {@link Builder#start()}. */
@@ -165,7 +183,7 @@ public final class PostgresDatabase implements AutoCloseable {
                         .schemaToolingAction(check == SchemaCheck.VALIDATE ? Action.VALIDATE : Action.NONE)
                         .createEntityManagerFactory();
                 LOG.info("postgres ready: {} entities={} check={}", settings, entities.size(), check);
-                return new PostgresDatabase(ds, owned, emf, settings.schema());
+                return new PostgresDatabase(ds, owned, emf, settings);
             } catch (RuntimeException e) {
                 if (owned != null) {
                     owned.close();

@@ -16,7 +16,8 @@ import java.util.UUID;
  *
  * <p>Atomic step: one statement, {@link #APPEND}: a transaction-scoped advisory lock on the ordering key (held until
  * the caller's transaction ends), then the row (its {@code seq} drawn after the lock, so within a key seq order is
- * commit order) and a {@code pg_notify} that PostgreSQL delivers to waiting relays only if the transaction commits.
+ * commit order) and a {@code pg_notify} that PostgreSQL delivers to waiting relays only if the transaction commits (at
+ * most one every 5 ms from one process: see {@link #NOTIFY_EVERY_NANOS}).
  * Thread-safe.
  */
 public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
@@ -30,13 +31,22 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
     static final String APPEND = """
             INSERT INTO outbox_messages (id, destination, ordering_key, headers, body)
             SELECT ?, ?, ?, jsonb_object(?::text[], ?::text[]), ?
-            FROM (SELECT pg_advisory_xact_lock(?, hashtext(?)), pg_notify(?, '')) AS locked
+            FROM (SELECT pg_advisory_xact_lock(?, hashtext(?)), CASE WHEN ? THEN pg_notify(?, '') END) AS locked
             """;
+    /**
+     * At most one notification per this many nanoseconds from one process. PostgreSQL serializes the commits of
+     * transactions that NOTIFY (a database-wide lock held until the commit is flushed), which cut concurrent appending
+     * transactions to a third here; a relay that was just woken goes on polling briefly ({@code OutboxRelay}), and its
+     * poll interval bounds the wait of any row whose notification was skipped.
+     */
+    static final long NOTIFY_EVERY_NANOS = 5_000_000;
 
     /** Ids must never collide across processes: a strong source, as {@code UUID.randomUUID} uses. */
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
     private final String channel;
+    private final java.util.concurrent.atomic.AtomicLong lastNotify = new java.util.concurrent.atomic.AtomicLong(
+            System.nanoTime() - NOTIFY_EVERY_NANOS);
 
     /** @param schema the schema of {@code outbox_messages}: relays of that schema are woken */
     public PostgresOutbox(String schema) {
@@ -59,7 +69,8 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
     public String append(JpaUnitOfWork work, OutboxMessage message) {
         Objects.requireNonNull(work, "work");
         try {
-            work.entityManager().flush(); // the caller's entity writes first, as they would be on commit
+            // no flush of the caller's entities: the row commits with them whatever the order (the outbox has no
+            // foreign key), and an append is cheaper without one
             return insert(work.rawConnection(), message);
         } catch (SQLException e) {
             throw Sql.unavailable("outbox append", e);
@@ -98,6 +109,13 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
         return new UUID(msb, lsb);
     }
 
+    /** Whether this append notifies: no other append of this process did in the last {@link #NOTIFY_EVERY_NANOS}. */
+    private boolean notifyNow() {
+        long now = System.nanoTime();
+        long last = lastNotify.get();
+        return now - last >= NOTIFY_EVERY_NANOS && lastNotify.compareAndSet(last, now);
+    }
+
     private String insert(Connection c, OutboxMessage message) throws SQLException {
         Objects.requireNonNull(message, "message");
         UUID id = timeOrderedUuid();
@@ -111,7 +129,8 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
             ps.setBytes(6, message.body());
             ps.setInt(7, LOCK_SPACE);
             ps.setString(8, message.orderingKey());
-            ps.setString(9, channel);
+            ps.setBoolean(9, notifyNow());
+            ps.setString(10, channel);
             ps.executeUpdate();
         }
         return id.toString();

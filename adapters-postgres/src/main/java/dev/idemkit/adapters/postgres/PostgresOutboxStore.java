@@ -54,7 +54,8 @@ public final class PostgresOutboxStore implements OutboxStore {
      * The keys with unsent rows after a cursor key, each with its oldest unsent row (its head): a loose index scan over
      * the unsent rows' (ordering_key, seq) index that hops from key to key, O(keys x log rows) however deep a key's
      * backlog is. Within a key seq order is commit order (see {@link PostgresOutbox}), so the head is the one row of
-     * its key that may go out now.
+     * its key that may go out now. Keys whose head is parked or waiting for its retry are passed over inside the scan
+     * (a correlated check per key, so the scan stays lazy), so any number of them never fills a pass.
      */
     static final String HEAD_SCAN = """
             WITH RECURSIVE keys(ordering_key, seq) AS (
@@ -65,28 +66,44 @@ public final class PostgresOutboxStore implements OutboxStore {
                     SELECT ordering_key, seq FROM outbox_messages
                     WHERE sent_at IS NULL AND ordering_key > k.ordering_key ORDER BY ordering_key, seq LIMIT 1) n
             )
-            SELECT ordering_key, seq FROM keys LIMIT ?
+            SELECT k.ordering_key, k.seq FROM keys k
+            WHERE (SELECT o.parked_at IS NULL AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
+                   FROM outbox_messages o WHERE o.seq = k.seq)
+            LIMIT ?
             """;
     /**
      * The heads that are due and that no other relay holds, locked. A head another relay marked sent since the scan's
      * snapshot is dropped by the lock's recheck of {@code sent_at IS NULL}; the row after it waits for the next pass.
      */
-    static final String LOCK_HEADS = "SELECT " + COLUMNS + """
-            FROM outbox_messages
-            WHERE seq = ANY(?) AND sent_at IS NULL AND parked_at IS NULL
-              AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
-            ORDER BY ordering_key
-            FOR UPDATE SKIP LOCKED
+    static final String LOCK_HEADS = "SELECT " + COLUMNS.replace("seq, id,", "o.seq, id,") + """
+            FROM unnest(?::bigint[]) AS h(seq) JOIN outbox_messages o ON o.seq = h.seq
+            WHERE o.sent_at IS NULL AND o.parked_at IS NULL
+              AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
+            ORDER BY o.ordering_key
+            FOR UPDATE OF o SKIP LOCKED
             """;
-    /** Unsent rows after the held heads of the same keys; a key's run stops at its first row that is not due. */
+    /**
+     * Up to {@code per key} unsent rows after each held head, in order, found through the (ordering_key, seq) index key
+     * by key (never the whole backlog of a key); a key's run stops at its first row that is not due.
+     */
     static final String FOLLOWERS = "SELECT " + COLUMNS + """
             FROM outbox_messages
-            WHERE ordering_key = ANY(?) AND sent_at IS NULL AND seq <> ALL(?)
+            WHERE seq IN (SELECT f.seq FROM unnest(?::text[], ?::bigint[]) AS h(ordering_key, seq)
+                          CROSS JOIN LATERAL (SELECT o.seq FROM outbox_messages o
+                                              WHERE o.ordering_key = h.ordering_key AND o.sent_at IS NULL AND o.seq > h.seq
+                                              ORDER BY o.seq LIMIT ?) f)
             ORDER BY seq
-            LIMIT ?
             FOR UPDATE
             """;
-    static final String MARK_SENT = "UPDATE outbox_messages SET sent_at = ? WHERE seq = ANY(?) AND sent_at IS NULL";
+    /**
+     * The rows by primary key, through a join with the array: with {@code seq = ANY(?)} and no statistics yet, the
+     * planner chose the unsent-rows index (seq is its second column) and scanned every unsent row, per pass.
+     */
+    static final String MARK_SENT = """
+            UPDATE outbox_messages o SET sent_at = ?
+            FROM unnest(?::bigint[]) AS h(seq)
+            WHERE o.seq = h.seq AND o.sent_at IS NULL
+            """;
     static final String MARK_FAILED = """
             UPDATE outbox_messages
             SET attempt = attempt + 1, failed_at = array_append(failed_at, ?), failed_errors = array_append(failed_errors, ?),
@@ -123,14 +140,27 @@ public final class PostgresOutboxStore implements OutboxStore {
     private Connection listener;
     private boolean listenFailedLogged;
 
-    public PostgresOutboxStore(PostgresDatabase db) {
-        this(db.dataSource(), db.schema());
+    /** Opens the connection that LISTENs; it stays open, outside the pool. */
+    @FunctionalInterface
+    public interface ListenConnection {
+        Connection open() throws SQLException;
     }
 
-    /** On a data source whose connections' search path reaches {@code outbox_messages} in {@code schema}. */
-    public PostgresOutboxStore(DataSource dataSource, String schema) {
+    private final ListenConnection listenConnection;
+
+    public PostgresOutboxStore(PostgresDatabase db) {
+        this(db.dataSource(), db.schema(), db::openUnpooled);
+    }
+
+    /**
+     * On a data source whose connections' search path reaches {@code outbox_messages} in {@code schema}; {@code listen}
+     * opens the one connection that waits for commit notifications, which should not come from a pool (it is never
+     * given back while the store is open).
+     */
+    public PostgresOutboxStore(DataSource dataSource, String schema, ListenConnection listen) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.channel = PostgresOutbox.channel(Objects.requireNonNull(schema, "schema"));
+        this.listenConnection = Objects.requireNonNull(listen, "listen");
     }
 
     @Override
@@ -141,48 +171,43 @@ public final class PostgresOutboxStore implements OutboxStore {
         Objects.requireNonNull(now, "now");
         Objects.requireNonNull(publisher, "publisher");
         return Sql.inTransaction(dataSource, "outbox relay", c -> {
-            List<Long> scanned = new ArrayList<>();
-            String last = cursor;
-            try (PreparedStatement ps = c.prepareStatement(HEAD_SCAN)) {
-                ps.setString(1, cursor);
-                ps.setInt(2, max);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        last = rs.getString(1);
-                        scanned.add(rs.getLong(2));
-                    }
-                }
+            Map<String, Long> scanned = new LinkedHashMap<>();
+            boolean wrapped = scan(c, cursor, max, now, scanned);
+            if (wrapped && !cursor.isEmpty() && scanned.size() < max) {
+                scan(c, "", max - scanned.size(), now, scanned); // the keys before the cursor, in the same pass
             }
-            // the next pass goes on after the last key seen, or starts over once every key was seen: keys that
-            // cannot go out now (parked, waiting, held) never hide the keys after them
-            cursor = scanned.size() < max ? "" : last;
+            // the next pass goes on after the last key taken, or starts over once the scan reached the last key
+            cursor = wrapped ? "" : scanned.keySet().stream().reduce((a, b) -> b).orElse("");
             if (scanned.isEmpty()) {
                 return 0;
             }
             List<Stored> heads = query(c, LOCK_HEADS, ps -> {
-                ps.setArray(1, c.createArrayOf("bigint", scanned.toArray()));
+                ps.setArray(1, c.createArrayOf("bigint", scanned.values().toArray()));
                 Sql.setInstant(ps, 2, now);
             });
             if (heads.isEmpty()) {
                 return 0;
             }
             Map<String, List<OutboxRow>> runs = new LinkedHashMap<>();
+            String[] headKeys = new String[heads.size()];
             Long[] headSeqs = new Long[heads.size()];
             for (int i = 0; i < heads.size(); i++) {
                 runs.put(heads.get(i).row().message().orderingKey(), new ArrayList<>(List.of(heads.get(i).row())));
+                headKeys[i] = heads.get(i).row().message().orderingKey();
                 headSeqs[i] = heads.get(i).row().seq();
             }
             int handed = heads.size();
             if (handed < max) {
+                int perKey = Math.max(1, (max - handed) / handed);
                 List<Stored> followers = query(c, FOLLOWERS, ps -> {
-                    ps.setArray(1, c.createArrayOf("text", runs.keySet().toArray()));
+                    ps.setArray(1, c.createArrayOf("text", headKeys));
                     ps.setArray(2, c.createArrayOf("bigint", headSeqs));
-                    ps.setInt(3, max - heads.size());
+                    ps.setInt(3, perKey);
                 });
                 java.util.Set<String> stopped = new java.util.HashSet<>();
                 for (Stored f : followers) {
                     String key = f.row().message().orderingKey();
-                    if (stopped.contains(key)) {
+                    if (stopped.contains(key) || handed >= max) {
                         continue;
                     }
                     if (!f.dueAt(now)) {
@@ -197,6 +222,28 @@ public final class PostgresOutboxStore implements OutboxStore {
             record(c, runs, outcomes);
             return handed;
         });
+    }
+
+    /**
+     * Adds up to {@code limit} (key, head seq) of keys after {@code from} whose head may go out now.
+     *
+     * @return whether the scan reached the last key (fewer than asked were there)
+     */
+    private static boolean scan(Connection c, String from, int limit, Instant now, Map<String, Long> into)
+            throws SQLException {
+        int found = 0;
+        try (PreparedStatement ps = c.prepareStatement(HEAD_SCAN)) {
+            ps.setString(1, from);
+            Sql.setInstant(ps, 2, now);
+            ps.setInt(3, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    found++;
+                    into.putIfAbsent(rs.getString(1), rs.getLong(2));
+                }
+            }
+        }
+        return found < limit;
     }
 
     private static void record(Connection c, Map<String, List<OutboxRow>> runs, Map<String, RelayOutcome> outcomes)
@@ -215,16 +262,16 @@ public final class PostgresOutboxStore implements OutboxStore {
                         sentAt = sentAt == null || s.at().isAfter(sentAt) ? s.at() : sentAt;
                     } else if (o instanceof RelayOutcome.Failed f) {
                         Sql.setInstant(failed, 1, f.failed().at());
-                        failed.setString(2, f.failed().error());
+                        failed.setString(2, storable(f.failed().error()));
                         Sql.setInstant(failed, 3, f.retryAt());
                         failed.setLong(4, row.seq());
                         failed.addBatch();
                         failures++;
                     } else if (o instanceof RelayOutcome.Parked p) {
                         Sql.setInstant(parked, 1, p.failed().at());
-                        parked.setString(2, p.failed().error());
+                        parked.setString(2, storable(p.failed().error()));
                         Sql.setInstant(parked, 3, p.failed().at());
-                        parked.setString(4, p.reason());
+                        parked.setString(4, storable(p.reason()));
                         parked.setLong(5, row.seq());
                         parked.addBatch();
                         parks++;
@@ -245,6 +292,19 @@ public final class PostgresOutboxStore implements OutboxStore {
                 ps.executeUpdate();
             }
         }
+    }
+
+    /** Longest error text kept per attempt. */
+    static final int MAX_ERROR = 2000;
+
+    /**
+     * Error texts come from brokers and drivers and may hold anything: PostgreSQL refuses a NUL in text, and a refused
+     * outcome would roll back the whole pass (rows the broker confirmed published again and again, the failing row never
+     * parked). NULs become U+FFFD, the text is cut at {@link #MAX_ERROR} characters.
+     */
+    static String storable(String text) {
+        String t = text.replace('\u0000', '\uFFFD');
+        return t.length() <= MAX_ERROR ? t : t.substring(0, MAX_ERROR) + "...";
     }
 
     @Override
@@ -275,7 +335,7 @@ public final class PostgresOutboxStore implements OutboxStore {
 
     private PGConnection listen() throws SQLException {
         if (listener == null || listener.isClosed()) {
-            Connection c = dataSource.getConnection();
+            Connection c = listenConnection.open();
             try {
                 c.setAutoCommit(true);
                 try (Statement s = c.createStatement()) {

@@ -117,4 +117,26 @@ class PostgresOutboxIT {
         assertThat(waited.get(30, TimeUnit.SECONDS)).as("woken by the commit, not by the 60 s poll").isLessThan(30_000);
     }
 
+
+    @Test
+    void theWaitingListenerTakesNoConnectionFromThePool() throws Exception {
+        // a pool of two (Flyway needs two to start), one of them held by another unit of work all along
+        try (TestDatabase one = TestDatabase.start(2); Connection busy = one.db().dataSource().getConnection()) {
+            PostgresOutboxStore listening = new PostgresOutboxStore(one.db());
+            PostgresOutbox appender = new PostgresOutbox(one.db());
+            CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> {
+                try {
+                    listening.awaitAppend(Duration.ofSeconds(20));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            Thread.sleep(300); // LISTEN in place, waiting
+            String id = CompletableFuture.supplyAsync(() -> one.db().inTransaction(w -> appender.append(w,
+                    message("k", "one connection left")))).get(10, TimeUnit.SECONDS);
+            assertThat(listening.find(id)).isPresent();
+            waiting.get(20, TimeUnit.SECONDS);
+            listening.close();
+        }
+    }
 }

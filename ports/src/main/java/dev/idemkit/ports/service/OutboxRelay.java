@@ -33,11 +33,18 @@ import java.util.function.UnaryOperator;
  * <p>Per ordering key one row at a time, oldest first (the store hands out only heads of their keys and holds them);
  * keys in parallel. A failed publish is retried with the retry policy's backoff; after its attempts, or at once for a
  * non-retryable failure, the row is parked with the reason and blocks its key until an operator redrives it. Between
- * passes the relay waits for a commit notification or the poll interval. Thread-safe; {@link #start()} runs the loop
+ * passes the relay waits for a commit notification or the poll interval (polling every 5 ms for 200 ms after a busy
+ * pass). Thread-safe; {@link #start()} runs the loop
  * on its own thread, {@link #relayOnce()} is one pass for callers that drive it themselves.
  */
 public final class OutboxRelay implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(OutboxRelay.class.getName());
+    /**
+     * After a pass that found rows, the relay polls every {@link #LINGER_POLL} for this long before it waits for a
+     * notification or its poll interval: a store may notify only some commits under load (PostgreSQL: one per 5 ms).
+     */
+    static final Duration LINGER = Duration.ofMillis(200);
+    static final Duration LINGER_POLL = Duration.ofMillis(5);
 
     /**
      * How the relay works.
@@ -61,9 +68,9 @@ public final class OutboxRelay implements AutoCloseable {
             Objects.requireNonNull(retryPolicy, "retryPolicy");
         }
 
-        /** 200 rows a pass, 32 keys at once, a poll every second, 10 attempts with 1 s..60 s backoff. */
+        /** 200 rows a pass, 64 keys at once, a poll every second, 10 attempts with 1 s..60 s backoff. */
         public static Settings defaults() {
-            return new Settings(200, 32, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10));
+            return new Settings(200, 64, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10));
         }
 
         public Settings withRetryPolicy(RetryPolicy p) {
@@ -91,7 +98,10 @@ public final class OutboxRelay implements AutoCloseable {
     private final Clock clock;
     private final OutboxEvents events;
     private final ExecutorService publishers;
+    /** The outcomes of the pass the calling thread runs, counted once the store has committed them. */
+    private final ThreadLocal<Map<String, RelayOutcome>> pending = new ThreadLocal<>();
     private volatile Thread loop;
+    private volatile boolean inPass;
     private volatile boolean running;
 
     /**
@@ -121,7 +131,14 @@ public final class OutboxRelay implements AutoCloseable {
      * @throws StoreUnavailableException when the store failed (what was published goes out again later, same ids)
      */
     public int relayOnce() {
-        return store.relay(settings.batch(), clock.now(), this::publish);
+        pending.remove();
+        int n = store.relay(settings.batch(), clock.now(), this::publish);
+        Map<String, RelayOutcome> recorded = pending.get();
+        if (recorded != null) {
+            pending.remove();
+            count(recorded);
+        }
+        return n;
     }
 
     /** Runs passes on a thread of its own until {@link #close()}: at once while rows come, else on notification or poll. */
@@ -137,18 +154,37 @@ public final class OutboxRelay implements AutoCloseable {
 
     private void run() {
         Duration backoff = Duration.ZERO;
+        long lastBusy = System.nanoTime() - LINGER.toNanos();
         while (running) {
             try {
-                int n = relayOnce();
+                int n;
+                inPass = true;
+                try {
+                    n = relayOnce();
+                } finally {
+                    inPass = false;
+                }
+                if (!running) {
+                    return;
+                }
                 backoff = Duration.ZERO;
-                if (n == 0) {
+                if (n > 0) {
+                    lastBusy = System.nanoTime();
+                } else if (System.nanoTime() - lastBusy < LINGER.toNanos()) {
+                    // just busy: rows whose commit notification a store skipped under load come within this window
+                    store.awaitAppend(LINGER_POLL);
+                } else {
                     store.awaitAppend(settings.pollInterval());
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
-            } catch (RuntimeException e) {
-                // the store (or something unforeseen) failed: nothing of the pass was recorded; wait and go on
+            } catch (RuntimeException | Error e) {
+                // the store (or something unforeseen) failed: nothing of the pass was recorded; wait and go on. An
+                // Error too: a relay thread that died would stop relaying silently
+                if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError)) {
+                    throw e;
+                }
                 backoff = backoff.isZero() ? Duration.ofMillis(100) : min(backoff.multipliedBy(2), Duration.ofSeconds(10));
                 LOG.log(Level.WARNING, "decision=outbox_pass_failed error=\"{0}\" next_pass_in_ms={1}",
                         Printable.text(RetryPolicy.describe(e), 300), backoff.toMillis());
@@ -159,36 +195,66 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
+    /**
+     * Publishes every run, keys in parallel, and returns only when every task has ended (each publish is bounded by the
+     * transport's confirm timeout), even when interrupted: no publish of this pass may still be going on once its rows
+     * are released, or a later row of a key could go out beside a retry of an earlier one from another relay.
+     */
     private Map<String, RelayOutcome> publish(List<List<OutboxRow>> runs) {
         Map<String, RelayOutcome> outcomes = new ConcurrentHashMap<>();
         List<Future<?>> tasks = new ArrayList<>(runs.size());
         for (List<OutboxRow> run : runs) {
             tasks.add(publishers.submit(() -> publishRun(run, outcomes)));
         }
+        boolean interrupted = false;
         for (Future<?> t : tasks) {
-            try {
-                t.get();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                // what was confirmed so far is in outcomes; the rest stays as it was
-                break;
-            } catch (java.util.concurrent.ExecutionException e) {
-                LOG.log(Level.ERROR, "outbox publish task failed: {0}", e.getCause().toString());
+            while (true) {
+                try {
+                    t.get();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    LOG.log(Level.ERROR, "outbox publish task failed", e.getCause());
+                    break;
+                }
             }
         }
-        return Map.copyOf(outcomes);
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        Map<String, RelayOutcome> done = Map.copyOf(outcomes);
+        pending.set(done);
+        return done;
     }
 
     private void publishRun(List<OutboxRow> run, Map<String, RelayOutcome> outcomes) {
-        int sent = 0;
         for (OutboxRow row : run) {
             try {
                 transport.publish(queueName.apply(row.message().destination()), row.outgoing());
                 outcomes.put(row.id(), new RelayOutcome.Sent(clock.now()));
-                sent++;
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                // an Error too (a body too large for memory): left without an outcome, the row would be handed out
+                // again at once, for ever; as a failure it backs off and, in the end, is parked with the reason
+                if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError)) {
+                    throw e;
+                }
                 outcomes.put(row.id(), failed(row, e));
                 break; // the rows after it wait: order per key
+            }
+        }
+    }
+
+    /** Counts a pass's outcomes once the store has recorded them (a pass that fails to commit counts nothing). */
+    private void count(Map<String, RelayOutcome> outcomes) {
+        int sent = 0;
+        for (RelayOutcome o : outcomes.values()) {
+            if (o instanceof RelayOutcome.Sent) {
+                sent++;
+            } else if (o instanceof RelayOutcome.Failed) {
+                events.failed();
+            } else {
+                events.parked();
             }
         }
         if (sent > 0) {
@@ -196,12 +262,11 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    private RelayOutcome failed(OutboxRow row, RuntimeException e) {
+    private RelayOutcome failed(OutboxRow row, Throwable e) {
         int attempt = row.attempt();
         AttemptRecord record = new AttemptRecord(row.failures().size() + 1, clock.now(), RetryPolicy.describe(e));
         RetryDecision decision = settings.retryPolicy().decide(attempt, e, random);
         if (decision instanceof RetryDecision.RetryAfter r) {
-            events.failed();
             LOG.log(Level.WARNING, "decision=outbox_retry message_id={0} destination={1} ordering_key={2} attempt={3}"
                     + " retry_in_ms={4} error=\"{5}\"", Printable.id(row.id()), Printable.id(row.message().destination()),
                     Printable.id(row.message().orderingKey()), attempt, r.delay().toMillis(),
@@ -209,7 +274,6 @@ public final class OutboxRelay implements AutoCloseable {
             return new RelayOutcome.Failed(record, clock.now().plus(r.delay()));
         }
         String reason = ((RetryDecision.DeadLetter) decision).reason();
-        events.parked();
         LOG.log(Level.ERROR, "decision=outbox_parked message_id={0} destination={1} ordering_key={2} attempt={3}"
                 + " reason=\"{4}\" (the key's later messages wait until it is redriven)", Printable.id(row.id()),
                 Printable.id(row.message().destination()), Printable.id(row.message().orderingKey()), attempt,
@@ -231,15 +295,24 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    /** Stops the loop after its current pass (bounded: 15 s) and the publishing threads. */
+    /**
+     * Stops the loop: a pass under way finishes (its publishes are bounded by the transport's confirm timeout) and
+     * records what it did; a wait for the next pass is cut short. Then the publishing threads stop. Bounded: 15 s.
+     */
     @Override
     public void close() {
         running = false;
         Thread t = loop;
         if (t != null) {
-            t.interrupt();
+            if (!inPass) {
+                t.interrupt();
+            }
             try {
-                t.join(15_000);
+                t.join(1_000);
+                if (t.isAlive()) {
+                    t.interrupt(); // waiting again, or a pass that outlived the bound: its publishes still all end
+                    t.join(14_000);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

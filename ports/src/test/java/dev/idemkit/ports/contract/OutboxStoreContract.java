@@ -223,21 +223,37 @@ public abstract class OutboxStoreContract {
     }
 
     @Test
-    void keysThatCannotGoOutNowNeverHideTheKeysAfterThemForLong() {
+    void keysThatCannotGoOutNowNeverFillAPassNorHideTheKeysAfterThem() {
         OutboxStore store = newStore();
         Instant now = Instant.now();
-        for (String key : List.of("a", "b", "c")) {
-            String id = append(key, key + "1");
-            append(key, key + "2");
-            store.relay(100, now, runs -> Map.of(id, new RelayOutcome.Parked(new AttemptRecord(1, now, "refused"),
-                    "refused")));
+        for (int i = 0; i < 30; i++) {
+            String key = String.format("a%02d", i);
+            String id = append(key, key + "-1");
+            append(key, key + "-2");
+            boolean park = i % 2 == 0;
+            store.relay(100, now, runs -> Map.of(id, park
+                    ? new RelayOutcome.Parked(new AttemptRecord(1, now, "refused"), "refused")
+                    : new RelayOutcome.Failed(new AttemptRecord(1, now, "away"), now.plus(Duration.ofHours(1)))));
         }
-        append("d", "d1");
+        append("z", "z1");
         Recording r = new Recording();
-        for (int pass = 0; pass < 4 && r.runs.isEmpty(); pass++) {
-            store.relay(2, now, r); // two keys a pass: the parked ones must not hold the scan at a, b, c for good
-        }
-        assertThat(r.runs).containsExactly(List.of("d1"));
+        store.relay(5, now, r); // five rows a pass, thirty keys before z that cannot go out now
+        assertThat(r.runs).as("in ONE pass, not one pass per poll interval").containsExactly(List.of("z1"));
+    }
+
+    @Test
+    void anyErrorTextIsRecordedWithItsFailure() {
+        OutboxStore store = newStore();
+        String id = append("k", "k1");
+        Instant now = Instant.now();
+        String hostile = "broker said \u0000 and " + "x".repeat(10_000);
+        store.relay(100, now, runs -> Map.of(id, new RelayOutcome.Failed(new AttemptRecord(1, now, hostile),
+                now.plusSeconds(1))));
+        OutboxEntry e = store.find(id).orElseThrow();
+        assertThat(e.row().failures()).as("the failure is recorded, not the pass rolled back").singleElement()
+                .satisfies(f -> assertThat(f.error()).startsWith("broker said "));
+        assertThat(e.nextAttemptAt()).hasValueSatisfying(t -> assertThat(Duration.between(t, now.plusSeconds(1)).abs())
+                .isLessThan(Duration.ofMillis(1)));
     }
 
     @Test

@@ -162,6 +162,56 @@ class OutboxRelayTest {
     }
 
     @Test
+    void aPublishThatThrowsAnErrorIsAFailureWithABackoffNotAHotLoop() {
+        String id = append("events", "k", "huge");
+        MessageTransport failing = new Recording() {
+            @Override
+            public void publish(String queue, OutgoingMessage message) {
+                throw new AssertionError("not a RuntimeException");
+            }
+        };
+        try (OutboxRelay relay = new OutboxRelay(store, failing, UnaryOperator.identity(), OutboxRelay.Settings.defaults(),
+                RandomSource.fixed(0.5), () -> now, OutboxEvents.none())) {
+            relay.relayOnce();
+            assertThat(relay.relayOnce()).as("not due again at once").isZero();
+        }
+        OutboxEntry e = store.find(id).orElseThrow();
+        assertThat(e.state()).isEqualTo(OutboxEntry.State.PENDING);
+        assertThat(e.nextAttemptAt()).hasValueSatisfying(t -> assertThat(t).isAfter(now));
+        assertThat(e.row().failures()).singleElement().satisfies(f -> assertThat(f.error()).contains("AssertionError"));
+    }
+
+    @Test
+    void closeLetsAPassUnderWayFinishAndRecordWhatItPublished() throws Exception {
+        java.util.concurrent.CountDownLatch publishing = new java.util.concurrent.CountDownLatch(1);
+        MessageTransport slow = new Recording() {
+            @Override
+            public void publish(String queue, OutgoingMessage message) {
+                publishing.countDown();
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    throw new AssertionError("a publish under way was interrupted");
+                }
+                super.publish(queue, message);
+            }
+        };
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ids.add(append("events", "k", "m" + i));
+        }
+        OutboxRelay relay = new OutboxRelay(store, slow, UnaryOperator.identity(), OutboxRelay.Settings.defaults(),
+                RandomSource.fixed(0.5), Instant::now, OutboxEvents.none());
+        relay.start();
+        assertThat(publishing.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        relay.close();
+        int sent = ((Recording) slow).sent.size();
+        assertThat(sent).as("the run finished: its three rows one after the other").isEqualTo(3);
+        assertThat(ids).allSatisfy(id -> assertThat(store.find(id).orElseThrow().state())
+                .isEqualTo(OutboxEntry.State.SENT));
+    }
+
+    @Test
     void theLoopRelaysWhatIsAppendedWhileItRunsAndStopsOnClose() throws Exception {
         try (OutboxRelay relay = new OutboxRelay(store, transport, UnaryOperator.identity(), OutboxRelay.Settings.defaults()
                 .withPollInterval(Duration.ofMillis(50)), RandomSource.fixed(0.5), Instant::now, OutboxEvents.none())) {
