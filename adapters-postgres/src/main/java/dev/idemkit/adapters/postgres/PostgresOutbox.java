@@ -17,7 +17,7 @@ import java.util.UUID;
  * <p>Atomic step: one statement, {@link #APPEND}: a transaction-scoped advisory lock on the ordering key (held until
  * the caller's transaction ends), then the row (its {@code seq} drawn after the lock, so within a key seq order is
  * commit order) and a {@code pg_notify} that PostgreSQL delivers to waiting relays only if the transaction commits (at
- * most one every 5 ms from one process: see {@link #NOTIFY_EVERY_NANOS}).
+ * most one every 5 ms from one instance of this class: see {@link #NOTIFY_EVERY_NANOS}).
  * Thread-safe.
  */
 public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
@@ -34,7 +34,7 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
             FROM (SELECT pg_advisory_xact_lock(?, hashtext(?)), CASE WHEN ? THEN pg_notify(?, '') END) AS locked
             """;
     /**
-     * At most one notification per this many nanoseconds from one process. PostgreSQL serializes the commits of
+     * At most one notification per this many nanoseconds from one instance (share one per process). PostgreSQL serializes the commits of
      * transactions that NOTIFY (a database-wide lock held until the commit is flushed), which cut concurrent appending
      * transactions to a third here; a relay that was just woken goes on polling briefly ({@code OutboxRelay}), and its
      * poll interval bounds the wait of any row whose notification was skipped.
@@ -43,6 +43,16 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
 
     /** Ids must never collide across processes: a strong source, as {@code UUID.randomUUID} uses. */
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+
+    /**
+     * The locks of several keys in one statement, in the order of the locks themselves (their hash), so that any two
+     * units of work appending to several keys take them in the same order; evaluated after the sort (PostgreSQL
+     * projects volatile functions above the ORDER BY).
+     */
+    static final String LOCK_ALL = """
+            SELECT pg_advisory_xact_lock(?, h) FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest(?::text[]) AS k) s
+            ORDER BY h
+            """;
 
     private final String channel;
     private final java.util.concurrent.atomic.AtomicLong lastNotify = new java.util.concurrent.atomic.AtomicLong(
@@ -78,6 +88,54 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
     }
 
     /**
+     * Appends several messages, taking every key's lock first in one statement, ordered by the lock itself: two units of
+     * work doing this never deadlock on each other, even for keys whose locks collide (the lock is a 32-bit hash).
+     */
+    @Override
+    public java.util.List<String> appendAll(JpaUnitOfWork work, java.util.List<OutboxMessage> messages) {
+        Objects.requireNonNull(work, "work");
+        try {
+            return insertAll(work.rawConnection(), messages);
+        } catch (SQLException e) {
+            throw Sql.unavailable("outbox append", e);
+        }
+    }
+
+    /** {@link #appendAll(JpaUnitOfWork, java.util.List)} in the caller's JDBC transaction (see {@link #append(Connection, OutboxMessage)}). */
+    public java.util.List<String> appendAll(Connection connection, java.util.List<OutboxMessage> messages) {
+        Objects.requireNonNull(connection, "connection");
+        try {
+            requireTransaction(connection);
+            return insertAll(connection, messages);
+        } catch (SQLException e) {
+            throw Sql.unavailable("outbox append", e);
+        }
+    }
+
+    private java.util.List<String> insertAll(Connection c, java.util.List<OutboxMessage> messages) throws SQLException {
+        if (messages.size() > 1) {
+            try (PreparedStatement ps = c.prepareStatement(LOCK_ALL)) {
+                ps.setInt(1, LOCK_SPACE);
+                ps.setArray(2, c.createArrayOf("text", messages.stream().map(OutboxMessage::orderingKey).toArray()));
+                ps.executeQuery().close();
+            }
+        }
+        java.util.List<String> ids = new java.util.ArrayList<>(messages.size());
+        for (OutboxMessage m : messages) {
+            ids.add(insert(c, m)); // its own lock again: advisory locks are reentrant, nothing waits
+        }
+        return java.util.List.copyOf(ids);
+    }
+
+    private static void requireTransaction(Connection connection) throws SQLException {
+        if (connection.getAutoCommit()) {
+            throw new IllegalStateException("the outbox appends inside the caller's transaction, and this connection"
+                    + " is in auto-commit mode: the message would commit apart from the effect. Call"
+                    + " setAutoCommit(false) and commit the effect and the append together");
+        }
+    }
+
+    /**
      * Appends inside the caller's JDBC transaction, on a connection whose search path reaches {@code outbox_messages};
      * never commits or rolls back.
      *
@@ -87,11 +145,7 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
     public String append(Connection connection, OutboxMessage message) {
         Objects.requireNonNull(connection, "connection");
         try {
-            if (connection.getAutoCommit()) {
-                throw new IllegalStateException("the outbox appends inside the caller's transaction, and this connection"
-                        + " is in auto-commit mode: the message would commit apart from the effect. Call"
-                        + " setAutoCommit(false) and commit the effect and the append together");
-            }
+            requireTransaction(connection);
             return insert(connection, message);
         } catch (SQLException e) {
             throw Sql.unavailable("outbox append", e);

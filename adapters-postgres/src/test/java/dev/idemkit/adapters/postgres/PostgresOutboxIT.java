@@ -8,6 +8,7 @@ import dev.idemkit.ports.out.OutboxRow;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -138,5 +139,37 @@ class PostgresOutboxIT {
             waiting.get(20, TimeUnit.SECONDS);
             listening.close();
         }
+    }
+
+    /**
+     * Keys whose locks collide (hashtext gives acct-173184 and acct-269912 one value, acct-210215 and acct-285192
+     * another): in key order, one unit of work takes lock 1 then 2 and the other 2 then 1. appendAll takes them all at
+     * once, in lock order: never a deadlock.
+     */
+    @Test
+    void appendAllNeverDeadlocksEvenOnKeysWhoseLocksCollide() throws Exception {
+        assertThat(pg.queryLong("SELECT count(DISTINCT hashtext(k)) FROM unnest(ARRAY['acct-173184', 'acct-269912',"
+                + " 'acct-210215', 'acct-285192']) k")).as("two pairs of colliding locks").isEqualTo(2);
+        List<OutboxMessage> one = List.of(message("acct-173184", "1"), message("acct-285192", "2"));
+        List<OutboxMessage> other = List.of(message("acct-210215", "3"), message("acct-269912", "4"));
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            for (int i = 0; i < 100; i++) {
+                java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+                var a = two.submit(() -> pg.db().inTransaction(w -> {
+                    go.await();
+                    return outbox.appendAll(w, one);
+                }));
+                var b = two.submit(() -> pg.db().inTransaction(w -> {
+                    go.await();
+                    return outbox.appendAll(w, other);
+                }));
+                assertThat(a.get(30, TimeUnit.SECONDS)).hasSize(2);
+                assertThat(b.get(30, TimeUnit.SECONDS)).hasSize(2);
+            }
+        } finally {
+            two.shutdownNow();
+        }
+        assertThat(store.unsent(1000)).hasSize(400);
     }
 }

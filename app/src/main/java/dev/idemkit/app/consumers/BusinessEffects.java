@@ -14,6 +14,11 @@ public interface BusinessEffects<U extends UnitOfWork> {
     /** {@code orders.placed}: one {@code inventory_reservations} row per order. */
     MessageHandler<U> reserveInventory();
 
+    /** The same for a batch of new messages in one unit of work; by default {@link #reserveInventory} once per message. */
+    default BatchHandler<U> reserveInventories() {
+        return BatchHandler.eachOf(reserveInventory());
+    }
+
     /** {@code accounts.credit}: {@code balance = balance + amount} — NOT idempotent by itself. */
     MessageHandler<U> creditAccount();
 

@@ -42,6 +42,11 @@ public record OrderPlaced(String orderId, String customerId, List<String> items)
         }
     }
 
+    /** The outbox ordering key of this order's {@code inventory.reserved}: per customer, in the event's namespace. */
+    public String reservedOrderingKey() {
+        return RESERVED_EVENT + "/" + customerId;
+    }
+
     static String text(JsonNode n, String field) {
         JsonNode v = n.get(field);
         if (v == null || !v.isTextual()) {

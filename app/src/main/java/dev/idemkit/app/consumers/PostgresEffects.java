@@ -58,9 +58,26 @@ public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
                 ps.setString(2, order.customerId());
                 ps.setString(3, new String(CanonicalItems.json(order.items()), java.nio.charset.StandardCharsets.UTF_8));
                 if (ps.executeUpdate() == 1) { // another message for an order already reserved emits nothing
-                    outbox.append(work, new OutboxMessage(OrderPlaced.RESERVED_EVENT, order.customerId(),
+                    outbox.append(work, new OutboxMessage(OrderPlaced.RESERVED_EVENT, order.reservedOrderingKey(),
                             java.util.Map.of("order_id", order.orderId()), order.toJson()));
                 }
+            }
+        };
+    }
+
+    /**
+     * Reservations of a batch in customer order: each appends its event under its customer's outbox key, whose lock is
+     * held to the commit, so two concurrent batches taking customers in different orders would deadlock (and fall back
+     * to one message at a time after the deadlock timeout). A malformed body fails the batch, as one message would.
+     */
+    @Override
+    public BatchHandler<JpaUnitOfWork> reserveInventories() {
+        MessageHandler<JpaUnitOfWork> one = reserveInventory();
+        return (fresh, work) -> {
+            java.util.List<dev.idemkit.domain.Message> sorted = new java.util.ArrayList<>(fresh);
+            sorted.sort(java.util.Comparator.comparing(m -> OrderPlaced.parse(m.body()).reservedOrderingKey()));
+            for (dev.idemkit.domain.Message m : sorted) {
+                one.handle(m, work);
             }
         };
     }

@@ -11,6 +11,14 @@ public record Payment(String id, ClientId client, PaymentRequest request, Instan
     /** The event a new charge emits through the outbox (PostgreSQL), ordered per account; its body is {@link #toJson()}. */
     public static final String CREATED_EVENT = "payments.created";
 
+    /**
+     * The outbox ordering key of a payment's event: per account, in the event's own namespace (ordering keys are shared
+     * by every destination, and an account id may equal another entity's id).
+     */
+    public static String orderingKey(Payment p) {
+        return CREATED_EVENT + "/" + p.request().accountId();
+    }
+
     public Payment {
         createdAt = createdAt.truncatedTo(ChronoUnit.MICROS);
     }

@@ -62,7 +62,8 @@ public final class Assembly implements AutoCloseable {
         banner.add("guarantee: " + guaranteeLine());
         banner.add("outbox:    " + (store.outbox().isPresent()
                 ? Payment.CREATED_EVENT + " and " + OrderPlaced.RESERVED_EVENT + " commit with their effects; serve relays"
-                        + " them after the commit (message id = the outbox row's id, per-key order)"
+                        + " them after the commit (message id = the outbox row's id; published one at a time per account"
+                        + " or customer, which a RabbitMQ queue keeps; SQS standard queues do not keep order)"
                 : "none on this store: the example service emits no events"));
     }
 

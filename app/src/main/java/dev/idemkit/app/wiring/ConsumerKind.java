@@ -34,6 +34,6 @@ public enum ConsumerKind {
 
     /** The same effect for a batch of new messages in one unit of work. */
     <U extends UnitOfWork> BatchHandler<U> batchHandler(BusinessEffects<U> effects) {
-        return this == RESERVE_INVENTORY ? BatchHandler.eachOf(effects.reserveInventory()) : effects.creditAccounts();
+        return this == RESERVE_INVENTORY ? effects.reserveInventories() : effects.creditAccounts();
     }
 }

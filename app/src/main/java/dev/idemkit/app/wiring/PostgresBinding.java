@@ -97,7 +97,7 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     public PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate) {
         return PaymentCharger.of(new IdempotentRequestService<>(new PostgresIdempotencyClaims(db), policy),
                 (JpaUnitOfWork work) -> decorate.apply(new EmittingLedger(ledger.on(work.connection()),
-                        p -> outbox.append(work, new OutboxMessage(Payment.CREATED_EVENT, p.request().accountId(),
+                        p -> outbox.append(work, new OutboxMessage(Payment.CREATED_EVENT, Payment.orderingKey(p),
                                 Map.of("payment_id", p.id()), p.toJson())))));
     }
 

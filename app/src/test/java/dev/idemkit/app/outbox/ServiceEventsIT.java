@@ -81,7 +81,7 @@ class ServiceEventsIT {
 
         assertThat(first.response().status()).isEqualTo(201);
         assertThat(replay.replayed()).isTrue();
-        List<OutboxEntry> created = events(Payment.CREATED_EVENT, e -> e.row().message().orderingKey().equals(account));
+        List<OutboxEntry> created = events(Payment.CREATED_EVENT, e -> e.row().message().orderingKey().endsWith("/" + account));
         assertThat(created).singleElement().satisfies(e -> {
             assertThat(e.row().message().body()).as("the event is the stored response's body").isEqualTo(
                     first.response().body());
@@ -114,7 +114,7 @@ class ServiceEventsIT {
                 .hasMessageContaining("failed after the charge");
 
         assertThat(assembly.store().ledger().forAccount(ClientId.of("a"), account, 10)).isEmpty();
-        assertThat(events(Payment.CREATED_EVENT, e -> e.row().message().orderingKey().equals(account))).isEmpty();
+        assertThat(events(Payment.CREATED_EVENT, e -> e.row().message().orderingKey().endsWith("/" + account))).isEmpty();
     }
 
     @Test
@@ -141,12 +141,45 @@ class ServiceEventsIT {
         assertThat(redelivered).isInstanceOf(Outcome.Duplicate.class);
         assertThat(sameOrderOtherId).as("the inbox lets it through; the reservation's key absorbs it")
                 .isInstanceOf(Outcome.Processed.class);
-        List<OutboxEntry> reserved = events(OrderPlaced.RESERVED_EVENT, e -> e.row().message().orderingKey().equals(customer));
+        List<OutboxEntry> reserved = events(OrderPlaced.RESERVED_EVENT, e -> e.row().message().orderingKey().endsWith("/" + customer));
         assertThat(reserved).as("one event for the one reservation; none for the rolled-back one").singleElement()
                 .satisfies(e -> {
                     assertThat(e.row().headers()).containsEntry("order_id", order);
                     assertThat(e.row().message().body()).isEqualTo(body);
                 });
+    }
+
+    /**
+     * Ordering keys are one namespace across destinations: a parked {@code payments.created} for account "x" must not
+     * hold up the {@code inventory.reserved} of a customer who is also "x".
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void aParkedPaymentEventDoesNotHoldUpTheEventsOfACustomerWithTheSameId() throws Exception {
+        String shared = "x-" + UUID.randomUUID();
+        PaymentRequest p = new PaymentRequest(new BigDecimal("5.00"), "BRL", shared);
+        assembly.paymentCharger().charge(request(UUID.randomUUID().toString(), p), p);
+        java.time.Instant now = java.time.Instant.now();
+        outbox.relay(1000, now, runs -> {
+            Map<String, dev.idemkit.ports.out.RelayOutcome> out = new java.util.HashMap<>();
+            runs.forEach(run -> run.stream().filter(r -> r.message().destination().equals(Payment.CREATED_EVENT))
+                    .forEach(r -> out.put(r.id(), new dev.idemkit.ports.out.RelayOutcome.Parked(
+                            new dev.idemkit.domain.deadletter.AttemptRecord(1, now, "refused"), "refused"))));
+            return out;
+        });
+        InboxStore<UnitOfWork> inbox = (InboxStore<UnitOfWork>) assembly.store().inbox();
+        MessageHandler<UnitOfWork> reserve = (MessageHandler<UnitOfWork>) (MessageHandler<?>) assembly.store().effects()
+                .reserveInventory();
+        String order = "order-" + UUID.randomUUID();
+        run(inbox, ConsumerKind.RESERVE_INVENTORY.consumerName(), "m-" + order,
+                new OrderPlaced(order, shared, List.of("sku")).toJson(), reserve);
+
+        List<String> handed = new java.util.ArrayList<>();
+        outbox.relay(1000, now, runs -> {
+            runs.forEach(run -> run.forEach(r -> handed.add(r.message().destination() + " " + r.message().orderingKey())));
+            return Map.of(); // leave them as they are
+        });
+        assertThat(handed).contains(OrderPlaced.RESERVED_EVENT + " " + OrderPlaced.RESERVED_EVENT + "/" + shared);
     }
 
     private static Outcome run(InboxStore<UnitOfWork> inbox, String consumer, String id, byte[] body,

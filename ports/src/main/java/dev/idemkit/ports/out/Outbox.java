@@ -14,8 +14,9 @@ package dev.idemkit.ports.out;
  * key wait for each other: append as late in the unit of work as you can. A unit of work that appends to several keys
  * takes their locks in the order it appends: two that take them in opposite orders deadlock, and the store aborts one
  * (a {@link StoreUnavailableException}; a consumer's delivery is retried, nothing is lost or doubled, work is
- * wasted). {@link #appendAll} takes them in key order, which never deadlocks; so does appending in key order.
- * Thread-safe.
+ * wasted). Use {@link #appendAll} for several keys: a store takes their locks in one consistent order (PostgreSQL: all
+ * at once, in the order of the locks themselves; this interface's default: in key order, which two keys whose locks
+ * collide can still defeat). Thread-safe.
  *
  * @param <U> the unit of work the append joins
  */
@@ -30,8 +31,9 @@ public interface Outbox<U extends UnitOfWork> {
     String append(U work, OutboxMessage message);
 
     /**
-     * Appends several messages inside {@code work}, taking their keys' locks in key order (so two units of work doing
-     * this never deadlock on each other); messages of one key keep the order they have in {@code messages}.
+     * Appends several messages inside {@code work}, taking their keys' locks in one consistent order so that two units
+     * of work doing this do not deadlock on each other (this default: key order; stores override it where the lock
+     * order differs); messages of one key keep the order they have in {@code messages}.
      *
      * @return the message ids, in the order of {@code messages}
      */
