@@ -53,9 +53,14 @@ public final class OutboxRelay implements AutoCloseable {
      * @param parallelism keys published at once
      * @param pollInterval the longest wait between passes when no commit notification comes
      * @param retryPolicy attempts and backoff of a failing publish; its last attempt parks the row
+     * @param passes passes under way at once ({@link #start()}'s loops): while one waits for the broker's confirms,
+     *     another takes and publishes other keys
      */
-    public record Settings(int batch, int parallelism, Duration pollInterval, RetryPolicy retryPolicy) {
+    public record Settings(int batch, int parallelism, Duration pollInterval, RetryPolicy retryPolicy, int passes) {
         public Settings {
+            if (passes < 1 || passes > 16) {
+                throw new IllegalArgumentException("outbox passes must be 1..16, got " + passes);
+            }
             if (batch < 1 || batch > 10_000) {
                 throw new IllegalArgumentException("outbox batch must be 1..10000, got " + batch);
             }
@@ -68,25 +73,33 @@ public final class OutboxRelay implements AutoCloseable {
             Objects.requireNonNull(retryPolicy, "retryPolicy");
         }
 
-        /** 200 rows a pass, 64 keys at once, a poll every second, 10 attempts with 1 s..60 s backoff. */
+        /**
+         * 200 rows a pass, 64 keys at once, one pass at a time, a poll every second, 10 attempts with 1 s..60 s
+         * backoff. More passes at once hide a distant broker's confirm latency; on one 2-core machine running the
+         * database and the broker too they gained nothing (CPU-bound: OutboxBenchmark, 1 / 2 / 4 passes).
+         */
         public static Settings defaults() {
-            return new Settings(200, 64, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10));
+            return new Settings(200, 64, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10), 1);
         }
 
         public Settings withRetryPolicy(RetryPolicy p) {
-            return new Settings(batch, parallelism, pollInterval, p);
+            return new Settings(batch, parallelism, pollInterval, p, passes);
         }
 
         public Settings withPollInterval(Duration d) {
-            return new Settings(batch, parallelism, d, retryPolicy);
+            return new Settings(batch, parallelism, d, retryPolicy, passes);
         }
 
         public Settings withBatch(int n) {
-            return new Settings(n, parallelism, pollInterval, retryPolicy);
+            return new Settings(n, parallelism, pollInterval, retryPolicy, passes);
         }
 
         public Settings withParallelism(int n) {
-            return new Settings(batch, n, pollInterval, retryPolicy);
+            return new Settings(batch, n, pollInterval, retryPolicy, passes);
+        }
+
+        public Settings withPasses(int n) {
+            return new Settings(batch, parallelism, pollInterval, retryPolicy, n);
         }
     }
 
@@ -100,8 +113,9 @@ public final class OutboxRelay implements AutoCloseable {
     private final ExecutorService publishers;
     /** The outcomes of the pass the calling thread runs, counted once the store has committed them. */
     private final ThreadLocal<Map<String, RelayOutcome>> pending = new ThreadLocal<>();
-    private volatile Thread loop;
-    private volatile boolean inPass;
+    private final List<Thread> loops = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The loops waiting between passes (the ones close() may interrupt at once). */
+    private final java.util.Set<Thread> waiting = ConcurrentHashMap.newKeySet();
     private volatile boolean running;
 
     /**
@@ -117,7 +131,7 @@ public final class OutboxRelay implements AutoCloseable {
         this.random = Objects.requireNonNull(random, "random");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.events = Objects.requireNonNull(events, "events");
-        this.publishers = Executors.newFixedThreadPool(settings.parallelism(), r -> {
+        this.publishers = Executors.newFixedThreadPool(settings.parallelism() * settings.passes(), r -> {
             Thread t = new Thread(r, "idemkit-outbox-publish");
             t.setDaemon(true);
             return t;
@@ -141,15 +155,21 @@ public final class OutboxRelay implements AutoCloseable {
         return n;
     }
 
-    /** Runs passes on a thread of its own until {@link #close()}: at once while rows come, else on notification or poll. */
+    /**
+     * Runs {@code passes} loops, each on a thread of its own, until {@link #close()}: a pass at once while rows come,
+     * else on a notification or the poll interval.
+     */
     public synchronized void start() {
-        if (loop != null) {
+        if (!loops.isEmpty()) {
             throw new IllegalStateException("the relay is already started");
         }
         running = true;
-        loop = new Thread(this::run, "idemkit-outbox-relay");
-        loop.setDaemon(true);
-        loop.start();
+        for (int i = 0; i < settings.passes(); i++) {
+            Thread loop = new Thread(this::run, "idemkit-outbox-relay-" + i);
+            loop.setDaemon(true);
+            loops.add(loop);
+            loop.start();
+        }
     }
 
     private void run() {
@@ -157,24 +177,24 @@ public final class OutboxRelay implements AutoCloseable {
         long lastBusy = System.nanoTime() - LINGER.toNanos();
         while (running) {
             try {
-                int n;
-                inPass = true;
-                try {
-                    n = relayOnce();
-                } finally {
-                    inPass = false;
-                }
+                int n = relayOnce();
                 if (!running) {
                     return;
                 }
                 backoff = Duration.ZERO;
                 if (n > 0) {
                     lastBusy = System.nanoTime();
-                } else if (System.nanoTime() - lastBusy < LINGER.toNanos()) {
-                    // just busy: rows whose commit notification a store skipped under load come within this window
-                    store.awaitAppend(LINGER_POLL);
                 } else {
-                    store.awaitAppend(settings.pollInterval());
+                    // just busy: rows whose commit notification a store skipped under load come within this window
+                    boolean lingering = System.nanoTime() - lastBusy < LINGER.toNanos();
+                    waiting.add(Thread.currentThread());
+                    try {
+                        if (running) {
+                            store.awaitAppend(lingering ? LINGER_POLL : settings.pollInterval());
+                        }
+                    } finally {
+                        waiting.remove(Thread.currentThread());
+                    }
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -302,20 +322,18 @@ public final class OutboxRelay implements AutoCloseable {
     @Override
     public void close() {
         running = false;
-        Thread t = loop;
-        if (t != null) {
-            if (!inPass) {
-                t.interrupt();
-            }
-            try {
+        waiting.forEach(Thread::interrupt);
+        long deadline = System.nanoTime() + 15_000_000_000L;
+        try {
+            for (Thread t : loops) {
                 t.join(1_000);
                 if (t.isAlive()) {
-                    t.interrupt(); // waiting again, or a pass that outlived the bound: its publishes still all end
-                    t.join(14_000);
+                    t.interrupt(); // a pass that outlived the bound: its publishes still all end before it records
+                    t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         publishers.shutdown();
         try {

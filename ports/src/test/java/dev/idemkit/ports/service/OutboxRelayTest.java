@@ -211,20 +211,28 @@ class OutboxRelayTest {
                 .isEqualTo(OutboxEntry.State.SENT));
     }
 
-    @Test
-    void theLoopRelaysWhatIsAppendedWhileItRunsAndStopsOnClose() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0} passes at once")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {1, 3})
+    void theLoopsRelayWhatIsAppendedWhileTheyRunEachRowOnceInKeyOrderAndStopOnClose(int passes) throws Exception {
         try (OutboxRelay relay = new OutboxRelay(store, transport, UnaryOperator.identity(), OutboxRelay.Settings.defaults()
-                .withPollInterval(Duration.ofMillis(50)), RandomSource.fixed(0.5), Instant::now, OutboxEvents.none())) {
+                .withPollInterval(Duration.ofMillis(50)).withPasses(passes).withBatch(2), RandomSource.fixed(0.5),
+                Instant::now, OutboxEvents.none())) {
             relay.start();
-            for (int i = 0; i < 20; i++) {
+            for (int i = 0; i < 60; i++) {
                 append("events", "k" + (i % 3), "m" + i);
             }
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (transport.sent.size() < 20 && System.nanoTime() < deadline) {
+            while (transport.sent.size() < 60 && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
         }
-        assertThat(transport.sent).hasSize(20);
+        assertThat(transport.sent).hasSize(60).doesNotHaveDuplicates();
+        for (int k = 0; k < 3; k++) {
+            int key = k;
+            List<Integer> order = transport.sent.stream().map(s -> Integer.parseInt(s.substring(s.lastIndexOf(" m") + 2)))
+                    .filter(n -> n % 3 == key).toList();
+            assertThat(order).as("key k%d in append order", key).isSorted();
+        }
         assertThat(store.stats(Instant.now()).pending()).isZero();
     }
 }
