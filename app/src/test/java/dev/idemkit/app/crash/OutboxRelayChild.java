@@ -5,11 +5,10 @@ import dev.idemkit.adapters.postgres.PostgresOutboxStore;
 import dev.idemkit.adapters.postgres.PostgresSettings;
 import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
 import dev.idemkit.adapters.rabbit.RabbitSettings;
-import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.MessageTransport;
-import dev.idemkit.ports.out.OutboxEntry;
+import dev.idemkit.ports.out.ForwardingOutboxStore;
 import dev.idemkit.ports.out.OutboxEvents;
 import dev.idemkit.ports.out.OutboxRow;
 import dev.idemkit.ports.out.OutboxStore;
@@ -23,7 +22,6 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.UnaryOperator;
@@ -100,11 +98,16 @@ public final class OutboxRelayChild {
     }
 
     /** Broken on purpose: records every handed-out row as sent and commits, THEN publishes them. */
-    private record MarkFirst(OutboxStore store) implements OutboxStore {
+    private static final class MarkFirst extends ForwardingOutboxStore {
+        MarkFirst(OutboxStore store) {
+            super(store);
+        }
+
         @Override
+        @SuppressWarnings("unchecked")
         public int relay(int max, Instant now, Publisher publisher) {
             List<List<OutboxRow>>[] held = new List[1];
-            int n = store.relay(max, now, runs -> {
+            int n = delegate().relay(max, now, runs -> {
                 held[0] = runs;
                 Map<String, RelayOutcome> sent = new HashMap<>();
                 runs.forEach(run -> run.forEach(r -> sent.put(r.id(), new RelayOutcome.Sent(now))));
@@ -114,41 +117,6 @@ public final class OutboxRelayChild {
                 publisher.publish(held[0]);
             }
             return n;
-        }
-
-        @Override
-        public void awaitAppend(Duration max) throws InterruptedException {
-            store.awaitAppend(max);
-        }
-
-        @Override
-        public List<OutboxEntry> parked(int max) {
-            return store.parked(max);
-        }
-
-        @Override
-        public List<OutboxEntry> unsent(int max) {
-            return store.unsent(max);
-        }
-
-        @Override
-        public Optional<OutboxEntry> find(String id) {
-            return store.find(id);
-        }
-
-        @Override
-        public boolean redrive(String id, Approval approval) {
-            return store.redrive(id, approval);
-        }
-
-        @Override
-        public Stats stats(Instant now) {
-            return store.stats(now);
-        }
-
-        @Override
-        public long purgeSent(Instant before, int batch, int maxBatches) {
-            return store.purgeSent(before, batch, maxBatches);
         }
     }
 }

@@ -6,9 +6,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
 import dev.idemkit.adapters.rabbit.RabbitSettings;
-import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.ports.out.Clock;
-import dev.idemkit.ports.out.OutboxEntry;
 import dev.idemkit.ports.out.OutboxEvents;
 import dev.idemkit.ports.out.OutboxMessage;
 import dev.idemkit.ports.out.OutboxStore;
@@ -22,7 +20,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -339,40 +336,14 @@ public final class OutboxBenchmark {
     }
 
     /** The shipped store without its LISTEN: waits the poll interval between empty passes, as a polling relay does. */
-    private record Polling(OutboxStore store) implements OutboxStore {
-        @Override
-        public int relay(int max, Instant now, Publisher publisher) {
-            return store.relay(max, now, publisher);
+    private static final class Polling extends dev.idemkit.ports.out.ForwardingOutboxStore {
+        Polling(OutboxStore store) {
+            super(store);
         }
 
         @Override
-        public List<OutboxEntry> parked(int max) {
-            return store.parked(max);
-        }
-
-        @Override
-        public List<OutboxEntry> unsent(int max) {
-            return store.unsent(max);
-        }
-
-        @Override
-        public Optional<OutboxEntry> find(String id) {
-            return store.find(id);
-        }
-
-        @Override
-        public boolean redrive(String id, Approval approval) {
-            return store.redrive(id, approval);
-        }
-
-        @Override
-        public Stats stats(Instant now) {
-            return store.stats(now);
-        }
-
-        @Override
-        public long purgeSent(Instant before, int batch, int maxBatches) {
-            return store.purgeSent(before, batch, maxBatches);
+        public void awaitAppend(Duration max) throws InterruptedException {
+            Thread.sleep(Math.max(1, max.toMillis()));
         }
     }
 }
