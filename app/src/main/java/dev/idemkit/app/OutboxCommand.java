@@ -15,16 +15,17 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code idemkit outbox list | show ID | redrive ID... --approved-by WHO --reason WHY}. */
+/** {@code idemkit outbox list | show ID | redrive ID... | discard ID... --approved-by WHO --reason WHY}. */
 @Command(name = "outbox", mixinStandardHelpOptions = true, description = "Inspect the outbox and redrive parked messages.",
-        subcommands = {OutboxCommand.ListRows.class, OutboxCommand.Show.class, OutboxCommand.Redrive.class})
+        subcommands = {OutboxCommand.ListRows.class, OutboxCommand.Show.class, OutboxCommand.Redrive.class,
+                OutboxCommand.Discard.class})
 final class OutboxCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
     @Override
     public void run() {
-        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "choose list, show or redrive");
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "choose list, show, redrive or discard");
     }
 
     /** The store's outbox, or exit 2 on a store that has none. */
@@ -83,9 +84,8 @@ final class OutboxCommand implements Runnable {
         }
     }
 
-    @Command(name = "redrive", mixinStandardHelpOptions = true,
-            description = "Put parked outbox messages back in line, with an approval. Never automatic.")
-    static final class Redrive extends AppCommand {
+    /** Shared: the ids and the approval every change of a parked message needs. */
+    abstract static class Approved extends AppCommand {
         @Parameters(index = "0..*", arity = "1..*", paramLabel = "ID")
         List<String> ids;
 
@@ -95,25 +95,47 @@ final class OutboxCommand implements Runnable {
         @Option(names = "--reason", required = true, paramLabel = "WHY")
         String reason;
 
-        @Override
-        public Integer call() {
+        /** Applies {@code change} to each id with the approval; exit 0 only when every one was parked. */
+        Integer each(String done, java.util.function.BiPredicate<OutboxStore, String> change) {
             Approval approval;
             try {
                 approval = new Approval(approvedBy, reason, Instant.now());
             } catch (IllegalArgumentException e) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
+            this.approval = approval;
             try (Assembly assembly = assemble(settings())) {
                 OutboxStore outbox = outbox(assembly);
                 boolean all = true;
                 for (String id : ids) {
-                    boolean moved = outbox.redrive(id, approval);
-                    out().println(Printable.id(id) + ": " + (moved ? "REDRIVEN (due now; approved by "
-                            + Printable.id(approvedBy) + ")" : "NOT PARKED (no such message, or already sent or pending)"));
-                    all &= moved;
+                    boolean changed = change.test(outbox, id);
+                    out().println(Printable.id(id) + ": " + (changed ? done + " (approved by " + Printable.id(approvedBy)
+                            + ")" : "NOT PARKED (no such message, or already sent or pending)"));
+                    all &= changed;
                 }
                 return all ? 0 : Idemkit.EXIT_FAILED;
             }
+        }
+
+        Approval approval;
+    }
+
+    @Command(name = "redrive", mixinStandardHelpOptions = true,
+            description = "Put parked outbox messages back in line, with an approval. Never automatic.")
+    static final class Redrive extends Approved {
+        @Override
+        public Integer call() {
+            return each("REDRIVEN, due now", (outbox, id) -> outbox.redrive(id, approval));
+        }
+    }
+
+    @Command(name = "discard", mixinStandardHelpOptions = true,
+            description = "Give up on parked outbox messages for good, with an approval: never published; the"
+                    + " messages behind them in their keys go out.")
+    static final class Discard extends Approved {
+        @Override
+        public Integer call() {
+            return each("DISCARDED, never published", (outbox, id) -> outbox.discard(id, approval));
         }
     }
 

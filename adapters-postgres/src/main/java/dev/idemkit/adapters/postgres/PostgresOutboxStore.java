@@ -121,6 +121,11 @@ public final class PostgresOutboxStore implements OutboxStore {
             SET parked_at = NULL, park_reason = NULL, next_attempt_at = NULL, attempt = 1, redrive = ?
             WHERE id = ? AND parked_at IS NOT NULL AND sent_at IS NULL
             """;
+    /** Done without a publish: out of every relay's way, parked_at and its reason kept as the record of why. */
+    static final String DISCARD = """
+            UPDATE outbox_messages SET sent_at = clock_timestamp(), redrive = ?
+            WHERE id = ? AND parked_at IS NOT NULL AND sent_at IS NULL
+            """;
     static final String STATS = """
             SELECT count(*) FILTER (WHERE parked_at IS NULL), count(*) FILTER (WHERE parked_at IS NOT NULL),
                    min(appended_at) FILTER (WHERE parked_at IS NULL)
@@ -424,6 +429,26 @@ public final class PostgresOutboxStore implements OutboxStore {
     }
 
     @Override
+    public boolean discard(String id, Approval approval) {
+        Objects.requireNonNull(approval, "approval");
+        Optional<UUID> uuid = uuid(id);
+        if (uuid.isEmpty()) {
+            return false;
+        }
+        return Sql.inTransaction(dataSource, "outbox discard", c -> {
+            try (PreparedStatement ps = c.prepareStatement(DISCARD)) {
+                ps.setString(1, storable(DISCARDED + approval.approvedBy() + " at " + approval.at() + ": "
+                        + approval.reason()));
+                ps.setObject(2, uuid.get());
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    /** How a discarded row's record starts (its {@code redrive} column). */
+    static final String DISCARDED = "discarded, never published, by ";
+
+    @Override
     public Stats stats(Instant now) {
         return Sql.inTransaction(dataSource, "outbox stats", c -> {
             try (PreparedStatement ps = c.prepareStatement(STATS); ResultSet rs = ps.executeQuery()) {
@@ -492,7 +517,8 @@ public final class PostgresOutboxStore implements OutboxStore {
         }
 
         OutboxEntry entry() {
-            OutboxEntry.State state = sentAt.isPresent() ? OutboxEntry.State.SENT
+            OutboxEntry.State state = sentAt.isPresent() && parkedAt.isPresent() ? OutboxEntry.State.DISCARDED
+                    : sentAt.isPresent() ? OutboxEntry.State.SENT
                     : parkedAt.isPresent() ? OutboxEntry.State.PARKED : OutboxEntry.State.PENDING;
             return new OutboxEntry(row, state, nextAttemptAt, sentAt, parkedAt, parkReason, redrive);
         }

@@ -54,6 +54,11 @@ public abstract class ForwardingOutboxStore implements OutboxStore {
     }
 
     @Override
+    public boolean discard(String id, Approval approval) {
+        return delegate.discard(id, approval);
+    }
+
+    @Override
     public Stats stats(Instant now) {
         return delegate.stats(now);
     }

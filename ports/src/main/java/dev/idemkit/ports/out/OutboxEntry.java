@@ -8,8 +8,8 @@ import java.util.Optional;
 public record OutboxEntry(OutboxRow row, State state, Optional<Instant> nextAttemptAt, Optional<Instant> sentAt,
         Optional<Instant> parkedAt, Optional<String> parkReason, Optional<String> redrive) {
 
-    /** Where a row stands. */
-    public enum State { PENDING, SENT, PARKED }
+    /** Where a row stands: waiting, published, parked with a reason, or discarded unpublished by an operator. */
+    public enum State { PENDING, SENT, PARKED, DISCARDED }
 
     public OutboxEntry {
         Objects.requireNonNull(row, "row");

@@ -64,6 +64,14 @@ public interface OutboxStore {
      */
     boolean redrive(String id, Approval approval);
 
+    /**
+     * Gives up on a parked row for good, recording the approval with it: it is never published, and the rows behind it
+     * in its key go out. For a message no broker will ever accept (a redrive would only park it again).
+     *
+     * @return false when no parked row has that id
+     */
+    boolean discard(String id, Approval approval);
+
     /** Counts for metrics and health. */
     record Stats(long pending, long parked, Optional<Duration> oldestPendingAge) {}
 

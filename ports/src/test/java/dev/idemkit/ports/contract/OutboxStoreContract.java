@@ -223,6 +223,30 @@ public abstract class OutboxStoreContract {
     }
 
     @Test
+    void aDiscardedParkedRowIsNeverPublishedAndLetsItsKeyGoOn() {
+        OutboxStore store = newStore();
+        String poison = append("p", "p1");
+        String behind = append("p", "p2");
+        Instant now = Instant.now();
+        assertThat(store.discard(poison, new Approval("ana", "pending, not parked", now))).isFalse();
+        store.relay(100, now, runs -> Map.of(poison, new RelayOutcome.Parked(new AttemptRecord(1, now, "refused"),
+                "refused for good")));
+        assertThat(store.discard(behind, new Approval("ana", "not parked", now))).isFalse();
+        assertThat(store.discard(poison, new Approval("ana", "no broker takes it", now))).isTrue();
+        assertThat(store.discard(poison, new Approval("ana", "twice", now))).isFalse();
+
+        Recording r = new Recording();
+        store.relay(100, now, r);
+        assertThat(r.runs).containsExactly(List.of("p2"));
+        OutboxEntry discarded = store.find(poison).orElseThrow();
+        assertThat(discarded.state()).isEqualTo(OutboxEntry.State.DISCARDED);
+        assertThat(discarded.parkReason()).contains("refused for good");
+        assertThat(discarded.redrive()).hasValueSatisfying(t -> assertThat(t).contains("ana").contains("no broker takes it"));
+        assertThat(store.parked(10)).isEmpty();
+        assertThat(store.stats(now).parked()).isZero();
+    }
+
+    @Test
     void keysThatCannotGoOutNowNeverFillAPassNorHideTheKeysAfterThem() {
         OutboxStore store = newStore();
         Instant now = Instant.now();

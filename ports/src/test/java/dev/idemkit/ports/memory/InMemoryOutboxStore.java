@@ -51,7 +51,8 @@ public class InMemoryOutboxStore implements OutboxStore {
         }
 
         OutboxEntry entry() {
-            OutboxEntry.State state = sentAt != null ? OutboxEntry.State.SENT
+            OutboxEntry.State state = sentAt != null && parkedAt != null ? OutboxEntry.State.DISCARDED
+                    : sentAt != null ? OutboxEntry.State.SENT
                     : parkedAt != null ? OutboxEntry.State.PARKED : OutboxEntry.State.PENDING;
             return new OutboxEntry(row(), state, Optional.ofNullable(nextAttemptAt), Optional.ofNullable(sentAt),
                     Optional.ofNullable(parkedAt), Optional.ofNullable(parkReason), Optional.ofNullable(redrive));
@@ -156,6 +157,20 @@ public class InMemoryOutboxStore implements OutboxStore {
                 r.nextAttemptAt = null;
                 r.attempt = 1;
                 r.redrive = "approved by " + approval.approvedBy() + " at " + approval.at() + ": " + approval.reason();
+                notifyAll();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public synchronized boolean discard(String id, Approval approval) {
+        for (Row r : rows) {
+            if (r.base.id().equals(id) && r.parkedAt != null && r.sentAt == null) {
+                r.sentAt = Instant.now();
+                r.redrive = "discarded, never published, by " + approval.approvedBy() + " at " + approval.at() + ": "
+                        + approval.reason();
                 notifyAll();
                 return true;
             }
