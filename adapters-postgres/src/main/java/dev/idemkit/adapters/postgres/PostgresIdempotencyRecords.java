@@ -35,8 +35,8 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
     static final String CLAIM = """
             INSERT INTO idempotency_records AS r
                 (client_id, idem_key, fingerprint, fence, state, status, headers, body, created_at, expires_at)
-            VALUES (?, ?, ?, ?, 'in_progress', NULL, NULL, NULL, clock_timestamp(),
-                    clock_timestamp() + ? * interval '1 millisecond')
+            SELECT ?, ?, ?, ?, 'in_progress', NULL, NULL, NULL, t.now, t.now + ? * interval '1 millisecond'
+            FROM (SELECT clock_timestamp() AS now) AS t
             ON CONFLICT (client_id, idem_key) DO UPDATE
             SET fingerprint = excluded.fingerprint, fence = excluded.fence, state = 'in_progress', status = NULL,
                 headers = NULL, body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
