@@ -20,6 +20,7 @@ CREATE TABLE outbox_messages (
     redrive         text        NULL,
     CONSTRAINT outbox_messages_pkey PRIMARY KEY (seq),
     CONSTRAINT outbox_messages_id_key UNIQUE (id),
+    CONSTRAINT outbox_messages_names CHECK (length(destination) BETWEEN 1 AND 255 AND length(ordering_key) BETWEEN 1 AND 1024),
     CONSTRAINT outbox_messages_parked_has_reason CHECK (parked_at IS NULL OR park_reason IS NOT NULL),
     CONSTRAINT outbox_messages_failures_aligned CHECK (cardinality(failed_at) = cardinality(failed_errors))
 );

@@ -50,7 +50,8 @@ public final class PostgresDatabase implements AutoCloseable {
     /**
      * A connection of its own, outside the pool (auto-commit on, search path on the schema), for a session that stays
      * open for good, such as a {@code LISTEN}: taken from the pool it would be one connection fewer for the work, for
-     * ever, and with a pool of one, none. The caller closes it.
+     * ever, and with a pool of one, none. Opened from the settings (also when the database was given a data source of
+     * the caller's), with connect, login and socket timeouts. The caller closes it.
      */
     Connection openUnpooled() throws java.sql.SQLException {
         java.util.Properties p = new java.util.Properties();
@@ -58,6 +59,11 @@ public final class PostgresDatabase implements AutoCloseable {
         p.setProperty("password", settings.password());
         p.setProperty("currentSchema", settings.schema());
         p.setProperty("ApplicationName", "idemkit-outbox-listen");
+        // never block for good on a connection that died silently: a relay waiting on it would wait with it
+        p.setProperty("connectTimeout", "10");
+        p.setProperty("loginTimeout", "10");
+        p.setProperty("socketTimeout", "60");
+        p.setProperty("tcpKeepAlive", "true");
         return java.sql.DriverManager.getConnection(settings.url(), p);
     }
 

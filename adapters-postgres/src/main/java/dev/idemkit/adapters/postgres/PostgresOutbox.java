@@ -88,6 +88,30 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
     }
 
     /**
+     * Takes the append locks of {@code orderingKeys} now, in lock order, for a unit of work that will append to several
+     * of them one by one (held to its end, like an append's own): so it cannot deadlock with another doing the same.
+     */
+    public void lockKeys(JpaUnitOfWork work, java.util.Collection<String> orderingKeys) {
+        Objects.requireNonNull(work, "work");
+        if (orderingKeys.size() < 2) {
+            return;
+        }
+        try {
+            lockAll(work.rawConnection(), orderingKeys);
+        } catch (SQLException e) {
+            throw Sql.unavailable("outbox lock", e);
+        }
+    }
+
+    private static void lockAll(Connection c, java.util.Collection<String> keys) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(LOCK_ALL)) {
+            ps.setInt(1, LOCK_SPACE);
+            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+            ps.executeQuery().close();
+        }
+    }
+
+    /**
      * Appends several messages, taking every key's lock first in one statement, ordered by the lock itself: two units of
      * work doing this never deadlock on each other, even for keys whose locks collide (the lock is a 32-bit hash).
      */
@@ -114,11 +138,7 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
 
     private java.util.List<String> insertAll(Connection c, java.util.List<OutboxMessage> messages) throws SQLException {
         if (messages.size() > 1) {
-            try (PreparedStatement ps = c.prepareStatement(LOCK_ALL)) {
-                ps.setInt(1, LOCK_SPACE);
-                ps.setArray(2, c.createArrayOf("text", messages.stream().map(OutboxMessage::orderingKey).toArray()));
-                ps.executeQuery().close();
-            }
+            lockAll(c, messages.stream().map(OutboxMessage::orderingKey).toList());
         }
         java.util.List<String> ids = new java.util.ArrayList<>(messages.size());
         for (OutboxMessage m : messages) {

@@ -71,6 +71,22 @@ public final class PostgresOutboxStore implements OutboxStore {
                    FROM outbox_messages o WHERE o.seq = k.seq)
             LIMIT ?
             """;
+    /** {@link #HEAD_SCAN} up to a key (included): the second scan of a pass, from the first key to where it began. */
+    static final String HEAD_SCAN_UP_TO = """
+            WITH RECURSIVE keys(ordering_key, seq) AS (
+                (SELECT ordering_key, seq FROM outbox_messages
+                 WHERE sent_at IS NULL AND ordering_key > ? AND ordering_key <= ? ORDER BY ordering_key, seq LIMIT 1)
+                UNION ALL
+                SELECT n.ordering_key, n.seq FROM keys k CROSS JOIN LATERAL (
+                    SELECT ordering_key, seq FROM outbox_messages
+                    WHERE sent_at IS NULL AND ordering_key > k.ordering_key AND ordering_key <= ?
+                    ORDER BY ordering_key, seq LIMIT 1) n
+            )
+            SELECT k.ordering_key, k.seq FROM keys k
+            WHERE (SELECT o.parked_at IS NULL AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
+                   FROM outbox_messages o WHERE o.seq = k.seq)
+            LIMIT ?
+            """;
     /**
      * The heads that are due and that no other relay holds, locked. A head another relay marked sent since the scan's
      * snapshot is dropped by the lock's recheck of {@code sent_at IS NULL}; the row after it waits for the next pass.
@@ -121,7 +137,7 @@ public final class PostgresOutboxStore implements OutboxStore {
             SET parked_at = NULL, park_reason = NULL, next_attempt_at = NULL, attempt = 1, redrive = ?
             WHERE id = ? AND parked_at IS NOT NULL AND sent_at IS NULL
             """;
-    /** Done without a publish: out of every relay's way, parked_at and its reason kept as the record of why. */
+    /** Done without a publish: out of every relay's way; parked_at and its reason stay as the record of why (until retention). */
     static final String DISCARD = """
             UPDATE outbox_messages SET sent_at = clock_timestamp(), redrive = ?
             WHERE id = ? AND parked_at IS NOT NULL AND sent_at IS NULL
@@ -177,12 +193,18 @@ public final class PostgresOutboxStore implements OutboxStore {
         Objects.requireNonNull(publisher, "publisher");
         return Sql.inTransaction(dataSource, "outbox relay", c -> {
             Map<String, Long> scanned = new LinkedHashMap<>();
-            boolean wrapped = scan(c, cursor, max, now, scanned);
-            if (wrapped && !cursor.isEmpty() && scanned.size() < max) {
-                scan(c, "", max - scanned.size(), now, scanned); // the keys before the cursor, in the same pass
+            String start = cursor;
+            boolean wrapped = scan(c, HEAD_SCAN, start, null, max, now, scanned);
+            String last = scanned.keySet().stream().reduce((a, b) -> b).orElse("");
+            if (wrapped && !start.isEmpty() && scanned.size() < max) {
+                // the keys up to where this pass started, in the same pass; the next pass goes on after the last taken
+                int before = scanned.size();
+                wrapped = scan(c, HEAD_SCAN_UP_TO, "", start, max - scanned.size(), now, scanned);
+                if (scanned.size() > before) {
+                    last = scanned.keySet().stream().reduce((a, b) -> b).orElse("");
+                }
             }
-            // the next pass goes on after the last key taken, or starts over once the scan reached the last key
-            cursor = wrapped ? "" : scanned.keySet().stream().reduce((a, b) -> b).orElse("");
+            cursor = wrapped ? "" : last;
             if (scanned.isEmpty()) {
                 return 0;
             }
@@ -230,17 +252,23 @@ public final class PostgresOutboxStore implements OutboxStore {
     }
 
     /**
-     * Adds up to {@code limit} (key, head seq) of keys after {@code from} whose head may go out now.
+     * Adds up to {@code limit} (key, head seq) of keys after {@code from} (and up to {@code upTo}, with
+     * {@link #HEAD_SCAN_UP_TO}) whose head may go out now.
      *
-     * @return whether the scan reached the last key (fewer than asked were there)
+     * @return whether the scan reached its last key (fewer than asked were there)
      */
-    private static boolean scan(Connection c, String from, int limit, Instant now, Map<String, Long> into)
-            throws SQLException {
+    private static boolean scan(Connection c, String sql, String from, String upTo, int limit, Instant now,
+            Map<String, Long> into) throws SQLException {
         int found = 0;
-        try (PreparedStatement ps = c.prepareStatement(HEAD_SCAN)) {
-            ps.setString(1, from);
-            Sql.setInstant(ps, 2, now);
-            ps.setInt(3, limit);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            ps.setString(i++, from);
+            if (upTo != null) {
+                ps.setString(i++, upTo);
+                ps.setString(i++, upTo);
+            }
+            Sql.setInstant(ps, i++, now);
+            ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     found++;
@@ -418,10 +446,7 @@ public final class PostgresOutboxStore implements OutboxStore {
                 ps.setObject(2, uuid.get());
                 boolean moved = ps.executeUpdate() == 1;
                 if (moved) {
-                    try (PreparedStatement n = c.prepareStatement("SELECT pg_notify(?, '')")) {
-                        n.setString(1, channel);
-                        n.execute();
-                    }
+                    notifyRelays(c);
                 }
                 return moved;
             }
@@ -440,9 +465,20 @@ public final class PostgresOutboxStore implements OutboxStore {
                 ps.setString(1, storable(DISCARDED + approval.approvedBy() + " at " + approval.at() + ": "
                         + approval.reason()));
                 ps.setObject(2, uuid.get());
-                return ps.executeUpdate() == 1;
+                boolean done = ps.executeUpdate() == 1;
+                if (done) {
+                    notifyRelays(c); // the key's next row may go out now
+                }
+                return done;
             }
         });
+    }
+
+    private void notifyRelays(Connection c) throws SQLException {
+        try (PreparedStatement n = c.prepareStatement("SELECT pg_notify(?, '')")) {
+            n.setString(1, channel);
+            n.execute();
+        }
     }
 
     /** How a discarded row's record starts (its {@code redrive} column). */

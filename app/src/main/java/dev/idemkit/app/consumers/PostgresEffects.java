@@ -66,17 +66,21 @@ public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
     }
 
     /**
-     * Reservations of a batch in customer order: each appends its event under its customer's outbox key, whose lock is
-     * held to the commit, so two concurrent batches taking customers in different orders would deadlock (and fall back
-     * to one message at a time after the deadlock timeout). A malformed body fails the batch, as one message would.
+     * Reservations of a batch: each appends its event under its customer's outbox key, whose lock is held to the commit,
+     * so the batch takes all its keys' locks first, in lock order ({@link PostgresOutbox#lockKeys}); two concurrent
+     * batches with customers in other orders would otherwise deadlock (and fall back to one message at a time after the
+     * deadlock timeout). A malformed body fails the batch, as one message would.
      */
     @Override
     public BatchHandler<JpaUnitOfWork> reserveInventories() {
         MessageHandler<JpaUnitOfWork> one = reserveInventory();
         return (fresh, work) -> {
-            java.util.List<dev.idemkit.domain.Message> sorted = new java.util.ArrayList<>(fresh);
-            sorted.sort(java.util.Comparator.comparing(m -> OrderPlaced.parse(m.body()).reservedOrderingKey()));
-            for (dev.idemkit.domain.Message m : sorted) {
+            java.util.Set<String> keys = new java.util.TreeSet<>();
+            for (dev.idemkit.domain.Message m : fresh) {
+                keys.add(OrderPlaced.parse(m.body()).reservedOrderingKey());
+            }
+            outbox.lockKeys(work, keys);
+            for (dev.idemkit.domain.Message m : fresh) {
                 one.handle(m, work);
             }
         };

@@ -223,9 +223,19 @@ public final class OutboxRelay implements AutoCloseable {
     private Map<String, RelayOutcome> publish(List<List<OutboxRow>> runs) {
         Map<String, RelayOutcome> outcomes = new ConcurrentHashMap<>();
         List<Future<?>> tasks = new ArrayList<>(runs.size());
-        for (List<OutboxRow> run : runs) {
-            tasks.add(publishers.submit(() -> publishRun(run, outcomes)));
+        try {
+            for (List<OutboxRow> run : runs) {
+                tasks.add(publishers.submit(() -> publishRun(run, outcomes)));
+            }
+        } finally {
+            awaitAll(tasks); // also when a submit was refused (closing): what was submitted is waited for
         }
+        Map<String, RelayOutcome> done = Map.copyOf(outcomes);
+        pending.set(done);
+        return done;
+    }
+
+    private static void awaitAll(List<Future<?>> tasks) {
         boolean interrupted = false;
         for (Future<?> t : tasks) {
             while (true) {
@@ -243,9 +253,6 @@ public final class OutboxRelay implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        Map<String, RelayOutcome> done = Map.copyOf(outcomes);
-        pending.set(done);
-        return done;
     }
 
     private void publishRun(List<OutboxRow> run, Map<String, RelayOutcome> outcomes) {
@@ -316,8 +323,9 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * Stops the loop: a pass under way finishes (its publishes are bounded by the transport's confirm timeout) and
-     * records what it did; a wait for the next pass is cut short. Then the publishing threads stop. Bounded: 15 s.
+     * Stops the loops: a pass under way finishes (its publishes are bounded by the transport's confirm timeout) and
+     * records what it did; a wait for the next pass is cut short. Then the publishing threads stop. Bounded: about 20 s
+     * (a pass still publishing by then has its publishes interrupted; they go out again later with the same ids).
      */
     @Override
     public void close() {

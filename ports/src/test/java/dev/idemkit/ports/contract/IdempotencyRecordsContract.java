@@ -201,7 +201,8 @@ public abstract class IdempotencyRecordsContract {
         }
         expired.forEach(key -> assertThat(records().find(key)).as("expired %s", key.key()).isEmpty());
         live.forEach(key -> assertThat(records().find(key)).as("live %s", key.key()).isPresent());
-        assertThat(records().purgeExpired(1000)).isZero();
+        // no "a last purge deletes nothing": other tests' short-lived records share the store and expire meanwhile on
+        // its clock (it failed so on a slow machine: 1 deleted); the loop above ran until a purge found nothing
     }
 
     @Test
