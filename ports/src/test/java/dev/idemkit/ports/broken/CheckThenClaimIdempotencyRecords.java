@@ -7,14 +7,15 @@ import dev.idemkit.ports.memory.ForwardingIdempotencyRecords;
 import dev.idemkit.ports.memory.InMemoryIdempotencyRecords;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * BROKEN on purpose: claims with a read, a pause, then a blind write (a GET then a SET without NX): a claim
+ * BROKEN on purpose: claims with a read, a pause ({@link CheckActWindow}), then a blind write (a GET then a SET without NX): a claim
  * that another request made in between is overwritten. Sequentially right; racing requests of one key all
  * believe they hold the claim.
  */
 public final class CheckThenClaimIdempotencyRecords extends ForwardingIdempotencyRecords {
+    private final CheckActWindow window = new CheckActWindow();
+
     public CheckThenClaimIdempotencyRecords() {
         super(new InMemoryIdempotencyRecords());
     }
@@ -25,7 +26,7 @@ public final class CheckThenClaimIdempotencyRecords extends ForwardingIdempotenc
         if (existing.isPresent()) {
             return new Begin.Held(existing.get());
         }
-        LockSupport.parkNanos(200_000);
+        window.afterCheck(key);
         Begin begun = delegate().tryBegin(key, fingerprint, fence, lease);
         while (begun instanceof Begin.Held held && held.live() instanceof KeyRecord.InProgress other) {
             delegate().release(key, other); // the blind write: whoever claimed in between is overwritten

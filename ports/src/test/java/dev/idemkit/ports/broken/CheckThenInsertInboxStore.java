@@ -12,15 +12,15 @@ import dev.idemkit.ports.out.InboxStore;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * BROKEN on purpose (Camel's count-then-insert): reads the key, then runs the effect and inserts,
- * without one atomic step. A short pause between check and insert makes the race show reliably.
+ * without one atomic step. A {@link CheckActWindow} between check and insert makes the race show reliably.
  * Sequentially it behaves; concurrent deliveries of one key all run the effect.
  */
 public final class CheckThenInsertInboxStore implements InboxStore<InMemoryUnitOfWork> {
     private final Map<InboxKey, Fingerprint> recorded = new ConcurrentHashMap<>();
+    private final CheckActWindow window = new CheckActWindow();
 
     @Override
     public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint, Effect<? super InMemoryUnitOfWork, R> effect) {
@@ -28,7 +28,7 @@ public final class CheckThenInsertInboxStore implements InboxStore<InMemoryUnitO
         if (!outcome.effectRan()) {
             return Guarded.of(outcome);
         }
-        LockSupport.parkNanos(200_000); // the window every check-then-act has, widened
+        window.afterCheck(key); // the window every check-then-act has, widened
         return Guarded.processed(InMemoryUnitOfWork.transact(effect, () -> recorded.put(key, fingerprint)));
     }
 
