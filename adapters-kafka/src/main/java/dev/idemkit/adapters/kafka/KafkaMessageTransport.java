@@ -1,0 +1,137 @@
+package dev.idemkit.adapters.kafka;
+
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.out.TransportException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * {@link MessageTransport} on Kafka. A "queue" is a work topic; its consumer group is
+ * {@link KafkaSettings#group}; its retry and dead-letter topics are created with it on first use
+ * ({@link KafkaTopics}). Publishing goes through an idempotent producer ({@code enable.idempotence=true},
+ * {@code acks=all}) and returns when the broker acked. The message id travels in the {@code message_id} header;
+ * the group id, when given, becomes the record key (one key, one partition, one order). Kafka has no broker-side
+ * deduplication id: {@code OutgoingMessage.dedupId} is not used.
+ */
+public final class KafkaMessageTransport implements MessageTransport {
+    private final KafkaSettings settings;
+    private final Admin admin;
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final KafkaTopics topics;
+    private final KafkaDeadLetterQueue deadLetters;
+    private final List<KafkaSubscription> subscriptions = new CopyOnWriteArrayList<>();
+
+    public KafkaMessageTransport(KafkaSettings settings) {
+        this.settings = settings;
+        Properties a = new Properties();
+        a.putAll(settings.clientProperties());
+        a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        this.admin = Admin.create(a);
+        this.producer = new KafkaProducer<>(producerProperties(settings), new ByteArraySerializer(),
+                new ByteArraySerializer());
+        this.topics = new KafkaTopics(admin, settings);
+        this.deadLetters = new KafkaDeadLetterQueue(settings, topics, producer);
+    }
+
+    static Properties producerProperties(KafkaSettings settings) {
+        Properties p = new Properties();
+        p.putAll(settings.clientProperties());
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        // retransmissions within this producer's session are dropped by the broker: exactly-once PUBLISHING,
+        // not processing (a new producer, or a crash before the ack, still duplicates: the inbox absorbs those)
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 1);
+        int send = (int) settings.sendTimeout().toMillis();
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.max(1000, send / 2));
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Math.max(2001, send));
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (long) send);
+        return p;
+    }
+
+    public KafkaSettings settings() {
+        return settings;
+    }
+
+    /** The dead-letter topics of this transport's work topics. */
+    public KafkaDeadLetterQueue deadLetters() {
+        return deadLetters;
+    }
+
+    @Override
+    public Subscription subscribe(String queue, DeliveryHandler handler) {
+        topics.ensure(queue);
+        KafkaSubscription[] self = new KafkaSubscription[1];
+        KafkaSubscription s = new KafkaSubscription(queue, settings, handler, producer,
+                () -> subscriptions.remove(self[0]));
+        self[0] = s;
+        subscriptions.add(s);
+        s.start();
+        return s;
+    }
+
+    @Override
+    public void publish(String queue, OutgoingMessage message) {
+        topics.ensure(queue);
+        RecordHeaders headers = new RecordHeaders();
+        message.headers().forEach((k, v) -> {
+            if (!k.equals(KafkaWire.MESSAGE_ID)) {
+                headers.add(k, KafkaWire.bytes(v));
+            }
+        });
+        headers.add(KafkaWire.MESSAGE_ID, KafkaWire.bytes(message.id()));
+        byte[] key = message.groupId().map(g -> g.getBytes(StandardCharsets.UTF_8)).orElse(null);
+        sendAndWait(producer, new ProducerRecord<>(queue, null, key, message.body(), headers), settings.sendTimeout());
+    }
+
+    /** Creates the topics of {@code queue} now (they are otherwise created on first use). */
+    public void declare(String queue) {
+        topics.ensure(queue);
+    }
+
+    /** Deletes a work topic with its retry and dead-letter topics (tests, tear-down). */
+    public void deleteTopics(String queue) {
+        topics.delete(queue);
+    }
+
+    static void sendAndWait(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> record,
+            Duration timeout) {
+        try {
+            producer.send(record).get(timeout.toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new TransportException("the broker did not ack the record for " + record.topic() + ": "
+                    + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new TransportException("no ack for the record for " + record.topic() + " within " + timeout, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while publishing to " + record.topic(), e);
+        } catch (RuntimeException e) {
+            throw new TransportException("could not publish to " + record.topic() + ": " + e, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        subscriptions.forEach(KafkaSubscription::close);
+        producer.close(Duration.ofSeconds(5));
+        admin.close(Duration.ofSeconds(5));
+    }
+}

@@ -1,0 +1,124 @@
+package dev.idemkit.adapters.kafka;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * How idemkit talks to Kafka.
+ *
+ * @param bootstrapServers {@code host:port[,host:port...]}
+ * @param groupPrefix consumer groups are {@code <groupPrefix>.<topic>}: one group per work topic, shared by every
+ *     process consuming it
+ * @param partitions partitions of the topics idemkit creates (work, retry and dead-letter topics)
+ * @param replicationFactor replication of the topics idemkit creates
+ * @param concurrency partitions handled in parallel by one subscription (records of one partition: in order)
+ * @param retryBuckets the delays of the retry topics {@code <topic>.retry.<seconds>s}, ascending; a retry waits in
+ *     the smallest bucket not shorter than its delay, a longer delay is shortened to the largest
+ * @param maxQueuedPerPartition fetched records waiting per partition before the partition is paused
+ * @param commitInterval how often settled offsets are committed
+ * @param sessionTimeout the consumer's group session: how long a dead consumer keeps its partitions
+ * @param sendTimeout how long a publish (or a retry, dead-letter or redrive copy) waits for the broker's ack
+ * @param closeGrace how long closing a subscription waits for handed-out records to settle
+ * @param clientProperties passed to every client (security, TLS, client.id, ...); idemkit's own settings win
+ */
+public record KafkaSettings(String bootstrapServers, String groupPrefix, int partitions, short replicationFactor,
+        int concurrency, List<Duration> retryBuckets, int maxQueuedPerPartition, Duration commitInterval,
+        Duration sessionTimeout, Duration sendTimeout, Duration closeGrace, Map<String, String> clientProperties) {
+
+    public static final List<Duration> DEFAULT_BUCKETS = List.of(Duration.ofSeconds(1), Duration.ofSeconds(5),
+            Duration.ofSeconds(30), Duration.ofMinutes(2), Duration.ofMinutes(10));
+
+    public KafkaSettings {
+        if (bootstrapServers == null || bootstrapServers.isBlank()) {
+            throw new IllegalArgumentException("kafka bootstrap servers are required (host:port[,host:port...])");
+        }
+        if (groupPrefix == null || groupPrefix.isBlank()) {
+            throw new IllegalArgumentException("the consumer group prefix must not be blank");
+        }
+        if (partitions < 1 || replicationFactor < 1 || concurrency < 1 || maxQueuedPerPartition < 1) {
+            throw new IllegalArgumentException("partitions, replication factor, concurrency and queued records must be"
+                    + " positive, got " + partitions + ", " + replicationFactor + ", " + concurrency + ", "
+                    + maxQueuedPerPartition);
+        }
+        retryBuckets = List.copyOf(Objects.requireNonNull(retryBuckets, "retryBuckets"));
+        if (retryBuckets.isEmpty()) {
+            throw new IllegalArgumentException("at least one retry bucket is needed");
+        }
+        List<Duration> sorted = new ArrayList<>(retryBuckets);
+        sorted.sort(null);
+        for (int i = 0; i < sorted.size(); i++) {
+            Duration b = sorted.get(i);
+            if (b.isNegative() || b.isZero() || b.toMillis() % 1000 != 0 || (i > 0 && b.equals(sorted.get(i - 1)))) {
+                throw new IllegalArgumentException("retry buckets must be distinct whole positive seconds, got "
+                        + retryBuckets);
+            }
+        }
+        if (!sorted.equals(retryBuckets)) {
+            throw new IllegalArgumentException("retry buckets must be ascending, got " + retryBuckets);
+        }
+        requirePositive("commitInterval", commitInterval);
+        requirePositive("sessionTimeout", sessionTimeout);
+        requirePositive("sendTimeout", sendTimeout);
+        Objects.requireNonNull(closeGrace, "closeGrace");
+        clientProperties = Map.copyOf(Objects.requireNonNull(clientProperties, "clientProperties"));
+    }
+
+    /** Defaults for a broker at {@code bootstrapServers}. */
+    public static KafkaSettings defaults(String bootstrapServers) {
+        return new KafkaSettings(bootstrapServers, "idemkit", 3, (short) 1, 8, DEFAULT_BUCKETS, 1000,
+                Duration.ofMillis(200), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(10),
+                Map.of());
+    }
+
+    public KafkaSettings withGroupPrefix(String prefix) {
+        return new KafkaSettings(bootstrapServers, prefix, partitions, replicationFactor, concurrency, retryBuckets,
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, clientProperties);
+    }
+
+    public KafkaSettings withPartitions(int n) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, n, replicationFactor, concurrency, retryBuckets,
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, clientProperties);
+    }
+
+    public KafkaSettings withConcurrency(int n) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, n, retryBuckets,
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, clientProperties);
+    }
+
+    public KafkaSettings withRetryBuckets(List<Duration> buckets) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency, buckets,
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, clientProperties);
+    }
+
+    public KafkaSettings withCloseGrace(Duration grace) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
+                retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, grace,
+                clientProperties);
+    }
+
+    public KafkaSettings withSessionTimeout(Duration timeout) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
+                retryBuckets, maxQueuedPerPartition, commitInterval, timeout, sendTimeout, closeGrace,
+                clientProperties);
+    }
+
+    public KafkaSettings withClientProperties(Map<String, String> properties) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
+                retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace,
+                properties);
+    }
+
+    /** The consumer group of a work topic. */
+    public String group(String topic) {
+        return groupPrefix + "." + topic;
+    }
+
+    private static void requirePositive(String name, Duration d) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive, got " + d);
+        }
+    }
+}

@@ -1,0 +1,480 @@
+package dev.idemkit.adapters.kafka;
+
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.Subscription;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One consumer of a work topic and its retry topics, in the topic's consumer group.
+ *
+ * <p>One thread polls and owns the {@code KafkaConsumer}. Records are queued per partition and handed to the
+ * handler by a bounded pool, one partition at a time per worker, in offset order. A partition's committed offset is
+ * the lowest offset not yet settled (or the next to fetch): the commit never passes a record that was not acked,
+ * moved to a retry topic or dead-lettered, so a crash anywhere redelivers, never loses. A retry topic's head that
+ * is not due yet pauses that partition until it is (other partitions, and the work topic, keep flowing). A
+ * partition that holds too many fetched records is paused until its handler catches up.
+ */
+final class KafkaSubscription implements Subscription {
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaSubscription.class);
+    private static final AtomicInteger SEQ = new AtomicInteger();
+    private static final int DRAIN_TURN = 64;
+    private static final Duration POLL = Duration.ofMillis(100);
+
+    /** What the subscription knows of one assigned partition; the fields without volatile are guarded by it. */
+    static final class PartitionState {
+        final TopicPartition tp;
+        final boolean retryTopic;
+        final ArrayDeque<ConsumerRecord<byte[], byte[]>> queued = new ArrayDeque<>();
+        /** Offsets fetched and not settled: dispatched or still queued. */
+        final ConcurrentSkipListSet<Long> unsettled = new ConcurrentSkipListSet<>();
+        long fetchedUpTo = -1;
+        long dispatchedUpTo = -1;
+        long blockedAt = -1;
+        long resumeAtMillis;
+        boolean scheduled;
+        boolean backpressured;
+        long lastCommitted = -1;
+        volatile boolean revoked;
+
+        PartitionState(TopicPartition tp, boolean retryTopic) {
+            this.tp = tp;
+            this.retryTopic = retryTopic;
+        }
+
+        /** The offset a commit may name: every record below it is settled. -1 when nothing was fetched. */
+        synchronized long commitPoint() {
+            if (fetchedUpTo < 0) {
+                return -1;
+            }
+            Long first = unsettled.ceiling(Long.MIN_VALUE);
+            return first == null ? fetchedUpTo : Math.min(first, fetchedUpTo);
+        }
+
+        synchronized boolean dispatchedAllSettled() {
+            Long first = unsettled.ceiling(Long.MIN_VALUE);
+            return first == null || first >= dispatchedUpTo;
+        }
+    }
+
+    private final String topic;
+    private final KafkaSettings settings;
+    private final DeliveryHandler handler;
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final ExecutorService workers;
+    private final Thread pollThread;
+    private final Map<TopicPartition, PartitionState> states = new ConcurrentHashMap<>();
+    private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private final Runnable onClosed;
+    private volatile boolean closing;
+
+    KafkaSubscription(String topic, KafkaSettings settings, DeliveryHandler handler,
+            KafkaProducer<byte[], byte[]> producer, Runnable onClosed) {
+        this.topic = topic;
+        this.settings = settings;
+        this.handler = handler;
+        this.producer = producer;
+        this.onClosed = onClosed;
+        this.consumer = new KafkaConsumer<>(consumerProperties(settings, settings.group(topic)),
+                new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        int n = SEQ.incrementAndGet();
+        AtomicInteger worker = new AtomicInteger();
+        this.workers = Executors.newFixedThreadPool(settings.concurrency(), r -> {
+            Thread t = new Thread(r, "idemkit-kafka-" + n + "-worker-" + worker.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.pollThread = new Thread(this::pollLoop, "idemkit-kafka-" + n + "-poll-" + topic);
+        this.pollThread.setDaemon(true);
+    }
+
+    static Properties consumerProperties(KafkaSettings settings, String group) {
+        Properties p = new Properties();
+        p.putAll(settings.clientProperties());
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        if (group != null) {
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) settings.sessionTimeout().toMillis());
+            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
+                    (int) Math.max(500, settings.sessionTimeout().toMillis() / 3));
+        }
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        // a group that never committed starts at the beginning: nothing published before it joined is skipped
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        // records of aborted transactions are never handed over
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+        return p;
+    }
+
+    String topic() {
+        return topic;
+    }
+
+    KafkaSettings settings() {
+        return settings;
+    }
+
+    void start() {
+        pollThread.start();
+    }
+
+    /** Writes a copy and waits for the broker's ack. */
+    void send(ProducerRecord<byte[], byte[]> record) {
+        KafkaMessageTransport.sendAndWait(producer, record, settings.sendTimeout());
+    }
+
+    /** A delivery of {@code offset} was settled. */
+    void settled(PartitionState s, long offset) {
+        s.unsettled.remove(offset);
+    }
+
+    /**
+     * Drops what is queued at and after {@code offset} and has the poll thread seek there, pausing the partition for
+     * {@code pause}: the record at {@code offset} and the ones after it are fetched again.
+     */
+    void rewind(PartitionState s, long offset, Duration pause) {
+        block(s, offset, System.currentTimeMillis() + pause.toMillis());
+    }
+
+    /**
+     * Every offset from {@code offset} on is dropped from the queue and from the unsettled set: safe, since the
+     * commit point is capped by {@code fetchedUpTo}, which goes back to {@code offset} until they are fetched again.
+     */
+    private void block(PartitionState s, long offset, long resumeAtMillis) {
+        synchronized (s) {
+            if (s.revoked) {
+                return;
+            }
+            s.unsettled.remove(offset);
+            if (s.blockedAt >= 0 && s.blockedAt <= offset) {
+                return; // already going back to an earlier record
+            }
+            for (ConsumerRecord<byte[], byte[]> q : s.queued) {
+                s.unsettled.remove(q.offset());
+            }
+            s.queued.clear();
+            s.blockedAt = offset;
+            s.fetchedUpTo = Math.min(s.fetchedUpTo, offset);
+            s.resumeAtMillis = resumeAtMillis;
+        }
+        commands.add(() -> {
+            if (states.get(s.tp) == s) {
+                consumer.pause(List.of(s.tp));
+                consumer.seek(s.tp, offset);
+            }
+        });
+    }
+
+    private void pollLoop() {
+        try {
+            List<String> topics = new ArrayList<>();
+            topics.add(topic);
+            settings.retryBuckets().forEach(b -> topics.add(KafkaTopics.retryTopic(topic, b)));
+            consumer.subscribe(topics, new Rebalance());
+            long nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
+            while (!closing) {
+                try {
+                    runCommands();
+                    resumeWhatIsDue();
+                    ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL);
+                    for (TopicPartition tp : records.partitions()) {
+                        PartitionState s = states.get(tp);
+                        if (s != null) {
+                            accept(s, records.records(tp));
+                        }
+                    }
+                    if (System.currentTimeMillis() >= nextCommit) {
+                        commit(false, states.values());
+                        nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
+                    }
+                } catch (WakeupException | InterruptException e) {
+                    if (!closing) {
+                        LOG.warn("topic={} consumer woken up while not closing; polling on", topic);
+                    }
+                } catch (RuntimeException e) {
+                    LOG.warn("topic={} poll failed ({}); trying again in 1 s", topic, e.toString());
+                    sleepQuietly(1000);
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.error("topic={} the subscription could not start: {}", topic, e.toString(), e);
+        } finally {
+            shutDown();
+            stopped.countDown();
+        }
+    }
+
+    private void runCommands() {
+        for (Runnable c; (c = commands.poll()) != null;) {
+            try {
+                c.run();
+            } catch (IllegalStateException notAssigned) {
+                // the partition was revoked meanwhile: nothing to pause or seek
+            }
+        }
+    }
+
+    private void resumeWhatIsDue() {
+        long now = System.currentTimeMillis();
+        List<TopicPartition> resume = new ArrayList<>();
+        for (PartitionState s : states.values()) {
+            synchronized (s) {
+                if (s.blockedAt >= 0 && s.resumeAtMillis <= now) {
+                    s.blockedAt = -1;
+                    if (!s.backpressured) {
+                        resume.add(s.tp);
+                    }
+                } else if (s.backpressured && s.queued.size() <= settings.maxQueuedPerPartition() / 2) {
+                    s.backpressured = false;
+                    if (s.blockedAt < 0) {
+                        resume.add(s.tp);
+                    }
+                }
+            }
+        }
+        if (!resume.isEmpty()) {
+            resume.removeIf(tp -> !consumer.assignment().contains(tp));
+            consumer.resume(resume);
+        }
+    }
+
+    private void accept(PartitionState s, List<ConsumerRecord<byte[], byte[]>> records) {
+        boolean pause = false;
+        synchronized (s) {
+            for (ConsumerRecord<byte[], byte[]> r : records) {
+                if ((s.blockedAt >= 0 && r.offset() >= s.blockedAt) || r.offset() < s.fetchedUpTo) {
+                    continue;
+                }
+                s.unsettled.add(r.offset());
+                s.queued.add(r);
+                s.fetchedUpTo = r.offset() + 1;
+            }
+            if (!s.scheduled && !s.queued.isEmpty()) {
+                s.scheduled = true;
+                workers.execute(() -> drain(s));
+            }
+            if (!s.backpressured && s.queued.size() >= settings.maxQueuedPerPartition()) {
+                s.backpressured = true;
+                pause = true;
+            }
+        }
+        if (pause) {
+            consumer.pause(List.of(s.tp));
+        }
+    }
+
+    /** Hands the partition's queued records to the handler in order, a turn of at most {@value #DRAIN_TURN}. */
+    private void drain(PartitionState s) {
+        for (int handed = 0;; handed++) {
+            ConsumerRecord<byte[], byte[]> r;
+            synchronized (s) {
+                if (s.revoked || closing) {
+                    s.queued.clear(); // stay unsettled: the commit stops before them and they are fetched again
+                    s.scheduled = false;
+                    return;
+                }
+                if (handed >= DRAIN_TURN && !s.queued.isEmpty()) {
+                    workers.execute(() -> drain(s)); // other partitions get a turn
+                    return;
+                }
+                r = s.queued.poll();
+                if (r == null) {
+                    s.scheduled = false;
+                    return;
+                }
+                if (s.retryTopic) {
+                    long due = dueAt(r);
+                    if (due > System.currentTimeMillis()) {
+                        s.queued.addFirst(r);
+                        s.scheduled = false;
+                        block(s, r.offset(), due);
+                        return;
+                    }
+                }
+                s.dispatchedUpTo = r.offset() + 1;
+            }
+            dispatch(s, r);
+        }
+    }
+
+    private static long dueAt(ConsumerRecord<byte[], byte[]> r) {
+        try {
+            return Long.parseLong(KafkaWire.last(r.headers(), KafkaWire.DUE_AT));
+        } catch (RuntimeException unreadable) {
+            return 0; // a retry record without a readable due time is due now
+        }
+    }
+
+    private void dispatch(PartitionState s, ConsumerRecord<byte[], byte[]> r) {
+        KafkaDelivery delivery = new KafkaDelivery(this, s, r, s.retryTopic);
+        try {
+            handler.onDelivery(delivery);
+        } catch (RuntimeException | Error e) {
+            LOG.error("topic={} partition={} offset={} the handler threw without settling ({}); the record is"
+                    + " fetched again in {}", r.topic(), r.partition(), r.offset(), e.toString(),
+                    KafkaDelivery.REWIND_PAUSE, e);
+            if (!delivery.settled()) {
+                delivery.abandon();
+            }
+        }
+    }
+
+    private void commit(boolean sync, Collection<PartitionState> which) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        Map<TopicPartition, PartitionState> byTp = new HashMap<>();
+        for (PartitionState s : which) {
+            long point = s.commitPoint();
+            if (point > s.lastCommitted) {
+                offsets.put(s.tp, new OffsetAndMetadata(point));
+                byTp.put(s.tp, s);
+            }
+        }
+        if (offsets.isEmpty()) {
+            return;
+        }
+        if (sync) {
+            try {
+                consumer.commitSync(offsets, settings.sendTimeout());
+                offsets.forEach((tp, o) -> byTp.get(tp).lastCommitted = o.offset());
+            } catch (RuntimeException e) {
+                LOG.warn("topic={} committing {} failed ({}): those records will be delivered again", topic,
+                        offsets.keySet(), e.toString());
+            }
+        } else {
+            consumer.commitAsync(offsets, (done, error) -> {
+                if (error == null) {
+                    done.forEach((tp, o) -> {
+                        PartitionState s = byTp.get(tp);
+                        s.lastCommitted = Math.max(s.lastCommitted, o.offset());
+                    });
+                } else {
+                    LOG.debug("topic={} async commit failed ({}); the next one covers it", topic, error.toString());
+                }
+            });
+        }
+    }
+
+    private final class Rebalance implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            for (TopicPartition tp : partitions) {
+                states.put(tp, new PartitionState(tp, !tp.topic().equals(topic)));
+            }
+            LOG.info("topic={} assigned {}", topic, partitions);
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            List<PartitionState> leaving = new ArrayList<>();
+            for (TopicPartition tp : partitions) {
+                PartitionState s = states.get(tp);
+                if (s != null) {
+                    s.revoked = true;
+                    leaving.add(s);
+                }
+            }
+            awaitSettled(leaving, settings.closeGrace());
+            commit(true, leaving);
+            leaving.forEach(s -> states.remove(s.tp, s));
+            LOG.info("topic={} revoked {}", topic, partitions);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            for (TopicPartition tp : partitions) {
+                PartitionState s = states.remove(tp);
+                if (s != null) {
+                    s.revoked = true;
+                }
+            }
+            LOG.warn("topic={} lost {} (another consumer owns them now; what was in flight comes again there)",
+                    topic, partitions);
+        }
+    }
+
+    /** Waits until every record handed to the handler is settled, or {@code grace} has passed. */
+    private static void awaitSettled(Collection<PartitionState> which, Duration grace) {
+        long deadline = System.nanoTime() + grace.toNanos();
+        while (System.nanoTime() < deadline && !which.stream().allMatch(PartitionState::dispatchedAllSettled)) {
+            sleepQuietly(10);
+        }
+    }
+
+    private void shutDown() {
+        closing = true;
+        awaitSettled(states.values(), settings.closeGrace());
+        try {
+            commit(true, states.values());
+        } catch (RuntimeException e) {
+            LOG.warn("topic={} final commit failed: {}", topic, e.toString());
+        }
+        try {
+            consumer.close(Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+            LOG.warn("topic={} closing the consumer failed: {}", topic, e.toString());
+        }
+        workers.shutdown();
+        try {
+            if (!workers.awaitTermination(settings.closeGrace().toMillis(), TimeUnit.MILLISECONDS)) {
+                workers.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            workers.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        onClosed.run();
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        consumer.wakeup();
+        try {
+            if (!stopped.await(settings.closeGrace().toMillis() * 2 + 30_000, TimeUnit.MILLISECONDS)) {
+                LOG.warn("topic={} the subscription did not stop in time", topic);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
