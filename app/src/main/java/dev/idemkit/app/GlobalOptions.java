@@ -19,7 +19,7 @@ public final class GlobalOptions {
     @Option(names = "--store", paramLabel = "postgres|redis", description = "dedup store (default postgres)")
     String store;
 
-    @Option(names = "--transport", paramLabel = "rabbit|sqs", description = "message transport (default sqs)")
+    @Option(names = "--transport", paramLabel = "rabbit|sqs|kafka", description = "message transport (default sqs)")
     String transport;
 
     @Option(names = "--pg-url", paramLabel = "JDBC_URL", description = "PostgreSQL; absent: embedded PostgreSQL")
@@ -54,6 +54,9 @@ public final class GlobalOptions {
 
     @Option(names = "--rabbit-prefetch", description = "RabbitMQ: unacknowledged deliveries per consumer channel (default 100)")
     String rabbitPrefetch;
+
+    @Option(names = "--kafka-bootstrap-servers", paramLabel = "HOST:PORT,...", description = "Kafka brokers (default 127.0.0.1:9092)")
+    String kafkaBootstrapServers;
 
     @Option(names = "--sqs-endpoint", paramLabel = "URL", description = "SQS endpoint; absent: embedded ElasticMQ")
     String sqsEndpoint;
@@ -106,6 +109,7 @@ public final class GlobalOptions {
         put(f, "rabbit.prefetch", rabbitPrefetch);
         put(f, "sqs.endpoint", sqsEndpoint);
         put(f, "sqs.region", sqsRegion);
+        put(f, "kafka.bootstrap-servers", kafkaBootstrapServers);
         put(f, "http.port", httpPort);
         put(f, "api.keys", apiKeys.isEmpty() ? null : String.join(",", apiKeys));
         put(f, "max.attempts", maxAttempts);

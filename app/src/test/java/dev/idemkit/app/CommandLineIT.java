@@ -42,6 +42,17 @@ class CommandLineIT {
     }
 
     @Test
+    void anUnreachableKafkaExits3NamingItsAddress() {
+        Map<String, String> env = TestEnvironment.settings(schema);
+        TestEnvironment.Run run = TestEnvironment.run(env, "demo", "1", "--transport", "kafka",
+                "--kafka-bootstrap-servers", "127.0.0.1:1");
+
+        assertThat(run.exitCode()).as("exit code; err: %s", run.err()).isEqualTo(3);
+        assertThat(run.err()).contains("kafka").contains("127.0.0.1:1");
+        assertOneLine(run);
+    }
+
+    @Test
     void anUnreachablePostgresExits3NamingItsAddress() {
         Map<String, String> env = TestEnvironment.settings(schema);
         TestEnvironment.Run run = TestEnvironment.run(env, "demo", "1", "--pg-url",

@@ -2,6 +2,7 @@ package dev.idemkit.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.adapters.kafka.KafkaBroker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -143,6 +144,40 @@ class DemoIT {
         assertThat(run.out()).contains("DLQ holds 10: alert fired false (expected no alert at 10) PASS");
         assertThat(run.out()).contains("DLQ holds 11: alert fired true (expected an alert above 10) PASS");
         assertThat(run.out()).containsPattern("(?m)^\\s+ALERT: .+");
+    }
+
+    @Test
+    void demo1OnKafkaGivesTheSameBalances() {
+        Map<String, String> env = TestEnvironment.settings(schema, "IDEMKIT_TRANSPORT", "kafka",
+                "IDEMKIT_KAFKA_BOOTSTRAP_SERVERS", KafkaBroker.shared().bootstrapServers());
+        TestEnvironment.Run run = TestEnvironment.run(env, "demo", "1");
+
+        assertPassed(run);
+        assertThat(run.out()).contains("idemkit transport: Kafka at " + KafkaBroker.shared().bootstrapServers());
+        assertThat(run.out()).contains("balance without idempotency: 300.00 (expected 3x = 300.00) PASS");
+        assertThat(run.out()).contains("balance with idempotency key + processed table: 100.00 after 3 deliveries"
+                + " (expected 1x = 100.00) PASS");
+        assertThat(run.out()).contains("with no shared memory: balance 100.00 (expected still 100.00) PASS");
+    }
+
+    @Test
+    void demo5OnKafkaDeadLettersAfterExactlyThreeAttemptsWithOriginTimestampsAndReasonAndAlertsAboveTen() {
+        Map<String, String> env = TestEnvironment.settings(schema, "IDEMKIT_TRANSPORT", "kafka",
+                "IDEMKIT_KAFKA_BOOTSTRAP_SERVERS", KafkaBroker.shared().bootstrapServers());
+        TestEnvironment.Run run = TestEnvironment.run(env, "demo", "5");
+
+        assertPassed(run);
+        assertThat(run.out()).contains("message in the DLQ after 3 attempts (expected exactly 3), DLQ depth 1 PASS");
+        assertThat(run.out()).containsPattern("DLQ consumer records origin queue orders\\.placed\\.ex5-\\S+"
+                + " \\(expected orders\\.placed\\.ex5-\\S+\\) PASS");
+        assertThat(run.out()).contains("DLQ consumer records a timestamp for each attempt: 3 timestamps (expected 3)"
+                + " PASS");
+        assertThat(run.out()).containsPattern("DLQ consumer records the failure reason: \".*inventory service"
+                + " unavailable.*\" PASS");
+        assertThat(run.out()).containsPattern("(?m)^\\s+attempt 3 at \\S+: ");
+        assertThat(run.out()).contains("Kafka has no x-death");
+        assertThat(run.out()).contains("DLQ holds 10: alert fired false (expected no alert at 10) PASS");
+        assertThat(run.out()).contains("DLQ holds 11: alert fired true (expected an alert above 10) PASS");
     }
 
     private static void assertPassed(TestEnvironment.Run run) {

@@ -66,6 +66,25 @@ public final class KafkaMessageTransport implements MessageTransport {
         return p;
     }
 
+    /**
+     * Waits until a broker answers (its cluster id is read).
+     *
+     * @throws TransportException naming the bootstrap servers when none answered within {@code patience}
+     */
+    public void awaitBroker(Duration patience) {
+        try {
+            admin.describeCluster(new org.apache.kafka.clients.admin.DescribeClusterOptions()
+                    .timeoutMs((int) patience.toMillis())).clusterId().get(patience.toMillis() + 1000,
+                    TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new TransportException("no Kafka broker answered at " + settings.bootstrapServers() + " within "
+                    + patience, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while waiting for Kafka at " + settings.bootstrapServers(), e);
+        }
+    }
+
     public KafkaSettings settings() {
         return settings;
     }

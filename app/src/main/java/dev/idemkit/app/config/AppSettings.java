@@ -27,7 +27,7 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
     public enum StoreKind { POSTGRES, REDIS }
 
     /** Which broker carries the messages. */
-    public enum TransportKind { RABBIT, SQS }
+    public enum TransportKind { RABBIT, SQS, KAFKA }
 
     /** The store: which one, each technology's connection, and how long processed keys are kept. */
     public record StoreSettings(StoreKind kind, PostgresChoice postgres, RedisChoice redis, Duration inboxRetention) {
@@ -84,20 +84,22 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
      * are checked here and passed on under their {@code IDEMKIT_RABBIT_*} names for {@code RabbitSettings.fromEnvironment}.
      */
     public record TransportSettings(TransportKind kind, URI rabbitUri, Map<String, String> rabbitOptions,
-            Optional<String> sqsEndpoint, String sqsRegion, int concurrency) {
+            Optional<String> sqsEndpoint, String sqsRegion, String kafkaBootstrapServers, int concurrency) {
         public TransportSettings {
             rabbitOptions = Map.copyOf(rabbitOptions);
         }
 
         public TransportSettings withKind(TransportKind other) {
-            return new TransportSettings(other, rabbitUri, rabbitOptions, sqsEndpoint, sqsRegion, concurrency);
+            return new TransportSettings(other, rabbitUri, rabbitOptions, sqsEndpoint, sqsRegion, kafkaBootstrapServers,
+                    concurrency);
         }
 
         @Override
         public String toString() {
             return "TransportSettings[kind=" + kind + ", rabbitUri=" + redact(rabbitUri) + ", rabbitOptions="
                     + rabbitOptions + ", sqsEndpoint="
-                    + sqsEndpoint.orElse("(embedded)") + ", sqsRegion=" + sqsRegion + ", concurrency=" + concurrency + "]";
+                    + sqsEndpoint.orElse("(embedded)") + ", sqsRegion=" + sqsRegion + ", kafkaBootstrapServers="
+                    + kafkaBootstrapServers + ", concurrency=" + concurrency + "]";
         }
     }
 
@@ -209,6 +211,7 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                 s.get("sqs.endpoint").map(v -> v.equalsIgnoreCase(AWS) ? AWS
                         : uri(s, "sqs.endpoint", v, "http", "https").toString()),
                 s.get("sqs.region").orElse("us-east-1"),
+                kafkaBootstrapServers(s),
                 integer(s, "concurrency", 4, 1, 256));
         RetrySettings retry = new RetrySettings(maxAttempts,
                 duration(s, "backoff.base", Duration.ofSeconds(1)), duration(s, "backoff.cap", Duration.ofSeconds(60)));
@@ -232,6 +235,27 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
 
     public static String redact(URI uri) {
         return uri.getUserInfo() == null ? uri.toString() : uri.toString().replace(uri.getRawUserInfo(), "***");
+    }
+
+    /** {@code host:port[,host:port...]}; default the local broker's usual 127.0.0.1:9092. */
+    private static String kafkaBootstrapServers(Sources s) {
+        String v = s.get("kafka.bootstrap-servers").orElse("127.0.0.1:9092").trim();
+        for (String server : v.split(",", -1)) {
+            int colon = server.lastIndexOf(':');
+            boolean ok = colon > 0 && colon < server.length() - 1;
+            if (ok) {
+                try {
+                    int port = Integer.parseInt(server.substring(colon + 1).trim());
+                    ok = port > 0 && port <= 65535;
+                } catch (NumberFormatException e) {
+                    ok = false;
+                }
+            }
+            if (!ok) {
+                throw new ConfigException("kafka.bootstrap-servers", "expected host:port[,host:port...], got '" + v + "'");
+            }
+        }
+        return v;
     }
 
     private static <E extends Enum<E>> E parseEnum(Sources s, String name, Class<E> type, E dflt) {

@@ -12,10 +12,13 @@ import java.util.List;
  */
 public interface TransportBinding extends AutoCloseable {
 
-    /** The binding the settings name: {@link RabbitBinding} or {@link SqsBinding}. */
+    /** The binding the settings name: {@link RabbitBinding}, {@link SqsBinding} or {@link KafkaBinding}. */
     static TransportBinding start(AppSettings settings, EmbeddedEngines engines) {
-        return settings.transport().kind() == AppSettings.TransportKind.RABBIT ? RabbitBinding.start(settings)
-                : SqsBinding.start(settings, engines);
+        return switch (settings.transport().kind()) {
+            case RABBIT -> RabbitBinding.start(settings);
+            case SQS -> SqsBinding.start(settings, engines);
+            case KAFKA -> KafkaBinding.start(settings);
+        };
     }
 
     MessageTransport transport();

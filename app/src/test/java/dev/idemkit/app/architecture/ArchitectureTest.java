@@ -36,6 +36,7 @@ class ArchitectureTest {
     static final ArchRule REDIS_CONFINED = IdemkitRules.technologyConfined(ROOT, "redis", "org.redisson..");
     static final ArchRule RABBIT_CONFINED = IdemkitRules.technologyConfined(ROOT, "rabbit", "com.rabbitmq..");
     static final ArchRule SQS_CONFINED = IdemkitRules.technologyConfined(ROOT, "sqs", "software.amazon..");
+    static final ArchRule KAFKA_CONFINED = IdemkitRules.technologyConfined(ROOT, "kafka", "org.apache.kafka..");
     static final ArchRule LIBRARY_MODULES_DO_NOT_PRINT = noClasses().that()
             .resideInAnyPackage(ROOT + ".domain..", ROOT + ".ports..", ROOT + ".adapters..")
             .should(ACCESS_STANDARD_STREAMS)
@@ -54,7 +55,7 @@ class ArchitectureTest {
     @Test
     void everyModuleIsImported() {
         for (String pkg : new String[] {"domain", "ports", "adapters.postgres", "adapters.redis", "adapters.rabbit",
-                "adapters.sqs", "exercises", "app"}) {
+                "adapters.sqs", "adapters.kafka", "exercises", "app"}) {
             assertThat(production.stream().anyMatch(c -> c.getPackageName().startsWith(ROOT + "." + pkg)))
                     .as("classes of %s imported", pkg).isTrue();
         }
@@ -126,6 +127,7 @@ class ArchitectureTest {
         REDIS_CONFINED.check(production);
         RABBIT_CONFINED.check(production);
         SQS_CONFINED.check(production);
+        KAFKA_CONFINED.check(production);
     }
 
     @Test

@@ -76,6 +76,24 @@ class AppSettingsTest {
     }
 
     @Test
+    void kafkaIsChosenByNameWithItsBootstrapServersAndABadServerListIsRefusedNamingTheSetting() {
+        AppSettings s = AppSettings.resolve(new Sources(Map.of("transport", "kafka"),
+                Map.of("IDEMKIT_KAFKA_BOOTSTRAP_SERVERS", "k1:9092,k2:19092"), new Properties()));
+        assertThat(s.transport().kind()).isEqualTo(AppSettings.TransportKind.KAFKA);
+        assertThat(s.transport().kafkaBootstrapServers()).isEqualTo("k1:9092,k2:19092");
+        assertThat(AppSettings.resolve(new Sources(Map.of("transport", "kafka"), Map.of(), new Properties()))
+                .transport().kafkaBootstrapServers()).isEqualTo("127.0.0.1:9092");
+
+        for (String bad : new String[] {"k1", "k1:", "k1:99999", "k1:9092,", ":9092"}) {
+            assertThatThrownBy(() -> AppSettings.resolve(new Sources(Map.of("kafka.bootstrap-servers", bad), Map.of(),
+                    new Properties()))).as(bad).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("kafka.bootstrap-servers").hasMessageContaining("host:port");
+        }
+        assertThatThrownBy(() -> AppSettings.resolve(new Sources(Map.of("transport", "nats"), Map.of(),
+                new Properties()))).hasMessageContaining("rabbit or sqs or kafka");
+    }
+
+    @Test
     void aBlankValueCountsAsAbsentAndValuesAreStripped() {
         Sources s = new Sources(Map.of("store", "  ", "transport", " rabbit "), Map.of(), new Properties());
 
@@ -210,7 +228,7 @@ class AppSettingsTest {
         "sqs.endpoint,   ftp://x",
         "pg.schema,      Bad-Schema",
         "store,          mysql",
-        "transport,      kafka",
+        "transport,      nats",
         "http.port,      -1",
         "http.port,      65536",
         "max.attempts,   0",
