@@ -14,6 +14,10 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,6 +33,8 @@ final class KafkaDelivery implements Delivery {
     private static final int OPEN = 0;
     private static final int SETTLING = 1;
     private static final int SETTLED = 2;
+    /** Given back (its partition rewound to it): a late settle changes nothing, the record comes again. */
+    private static final int ABANDONED = 3;
     /** How long a record whose copy could not be written waits before it is fetched again. */
     static final Duration REWIND_PAUSE = Duration.ofSeconds(1);
 
@@ -39,6 +45,7 @@ final class KafkaDelivery implements Delivery {
     private final List<AttemptRecord> history;
     private final KafkaWire.Origin origin;
     private final AtomicInteger state = new AtomicInteger(OPEN);
+    private final long handedOutNanos = System.nanoTime();
 
     KafkaDelivery(KafkaSubscription subscription, KafkaSubscription.PartitionState partition,
             ConsumerRecord<byte[], byte[]> record, boolean fromRetryTopic) {
@@ -90,41 +97,116 @@ final class KafkaDelivery implements Delivery {
 
     @Override
     public void ack() {
-        begin();
-        done();
+        if (begin()) {
+            done();
+        }
     }
 
     @Override
     public void retryAfter(Duration delay, AttemptRecord failed) {
-        begin();
-        KafkaSettings settings = subscription.settings();
-        Duration bucket = KafkaTopics.bucketFor(settings.retryBuckets(), delay);
-        Duration wait = delay.compareTo(bucket) > 0 ? bucket : delay.isNegative() ? Duration.ZERO : delay;
-        RecordHeaders headers = KafkaWire.copyWithout(record.headers(), KafkaWire.RETRY_BOOKKEEPING);
-        stamp(headers);
-        KafkaWire.put(headers, AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
-        KafkaWire.put(headers, KafkaWire.DUE_AT, Long.toString(System.currentTimeMillis() + wait.toMillis()));
-        write(KafkaTopics.retryTopic(subscription.topic(), bucket), headers, "retry");
+        if (!begin()) {
+            return;
+        }
+        try {
+            KafkaSettings settings = subscription.settings();
+            Duration bucket = KafkaTopics.bucketFor(settings.retryBuckets(), delay);
+            Duration wait = delay.compareTo(bucket) > 0 ? bucket : delay.isNegative() ? Duration.ZERO : delay;
+            RecordHeaders headers = KafkaWire.copyWithout(record.headers(), KafkaWire.RETRY_BOOKKEEPING);
+            stamp(headers);
+            KafkaWire.put(headers, AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
+            KafkaWire.put(headers, KafkaWire.DUE_AT, Long.toString(System.currentTimeMillis() + wait.toMillis()));
+            try {
+                subscription.send(new ProducerRecord<>(KafkaTopics.retryTopic(subscription.topic(), bucket), null,
+                        record.key(), record.value(), headers));
+            } catch (TransportException e) {
+                if (!permanent(e)) {
+                    throw e;
+                }
+                // the broker will never take this copy: retrying the write forever would pin the partition
+                writeDeadLetter("its retry copy could not be written (attempt " + failed.number() + " failed: "
+                        + failed.error() + "): " + rootMessage(e), AttemptHistory.append(history, failed));
+                done();
+                return;
+            }
+        } catch (RuntimeException e) {
+            giveBack();
+            throw e;
+        }
         done();
     }
 
     @Override
     public void deadLetter(String reason, AttemptRecord failed) {
-        begin();
+        if (!begin()) {
+            return;
+        }
+        try {
+            writeDeadLetter(reason, AttemptHistory.append(history, failed));
+        } catch (RuntimeException e) {
+            giveBack();
+            throw e;
+        }
+        done();
+    }
+
+    /**
+     * The dead letter: the record with its headers, the reason and the history. When the broker will never take that
+     * (too large), a stub without the body and the producer's headers, saying where the record still is.
+     */
+    private void writeDeadLetter(String reason, List<AttemptRecord> attempts) {
         Set<String> dropped = new HashSet<>(KafkaWire.RETRY_BOOKKEEPING);
         dropped.addAll(DeadLetterHeaders.DEAD_LETTER);
         RecordHeaders headers = KafkaWire.copyWithout(record.headers(), dropped);
+        String dlt = KafkaTopics.deadLetterTopic(subscription.topic());
+        try {
+            subscription.send(new ProducerRecord<>(dlt, null, record.key(), record.value(),
+                    deadLetterHeaders(headers, reason, attempts)));
+        } catch (TransportException e) {
+            if (!permanent(e)) {
+                throw e;
+            }
+            RecordHeaders stub = new RecordHeaders();
+            int size = record.value() == null ? 0 : record.value().length;
+            KafkaWire.put(stub, KafkaWire.BODY_DROPPED, size + " bytes of body and the producer's headers dropped: "
+                    + rootMessage(e) + "; the record is in " + record.topic() + " partition " + record.partition()
+                    + " offset " + record.offset() + " while its retention lasts");
+            subscription.send(new ProducerRecord<>(dlt, null, record.key(), new byte[0],
+                    deadLetterHeaders(stub, reason, attempts)));
+            LOG.error("dead letter of topic={} partition={} offset={} message_id={} too large for {}: a stub without"
+                    + " the body was dead-lettered ({})", record.topic(), record.partition(), record.offset(),
+                    KafkaWire.printable(message.rawId()), dlt, rootMessage(e));
+        }
+        LOG.info("dead-lettered topic={} partition={} offset={} message_id={} attempts={} reason=\"{}\"",
+                subscription.topic(), origin.partition(), origin.offset(), KafkaWire.printable(message.rawId()),
+                attempts.size(), reason);
+    }
+
+    private RecordHeaders deadLetterHeaders(RecordHeaders headers, String reason, List<AttemptRecord> attempts) {
         stamp(headers);
-        List<AttemptRecord> attempts = AttemptHistory.append(history, failed);
         KafkaWire.put(headers, DeadLetterHeaders.REASON, reason);
         KafkaWire.put(headers, DeadLetterHeaders.ORIGIN_QUEUE, subscription.topic());
         KafkaWire.put(headers, AttemptHistory.HEADER, AttemptHistory.encode(attempts));
         KafkaWire.put(headers, DeadLetterHeaders.DEAD_LETTERED_AT, Instant.now().toString());
-        write(KafkaTopics.deadLetterTopic(subscription.topic()), headers, "dead letter");
-        LOG.info("dead-lettered topic={} partition={} offset={} message_id={} attempts={} reason=\"{}\"",
-                subscription.topic(), origin.partition(), origin.offset(), KafkaWire.printable(message.rawId()),
-                attempts.size(), reason);
-        done();
+        return headers;
+    }
+
+    /** Errors no retry of the same write can get past: the record is too large or invalid for the broker. */
+    static boolean permanent(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof RecordTooLargeException || c instanceof InvalidRecordException
+                    || c instanceof RecordBatchTooLargeException || c instanceof SerializationException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getClass().getSimpleName() + ": " + root.getMessage();
     }
 
     private void stamp(RecordHeaders headers) {
@@ -135,37 +217,52 @@ final class KafkaDelivery implements Delivery {
         KafkaWire.put(headers, KafkaWire.ORIGIN_OFFSET, Long.toString(origin.offset()));
     }
 
-    private void write(String topic, RecordHeaders headers, String what) {
-        try {
-            subscription.send(new ProducerRecord<>(topic, null, record.key(), record.value(), headers));
-        } catch (RuntimeException e) {
-            state.set(OPEN);
-            abandon();
-            throw e instanceof TransportException t ? t
-                    : new TransportException("the " + what + " copy of " + describe() + " was not written", e);
+    /**
+     * Gives the record back unless a settle is under way or done: its partition is rewound to it and it is fetched
+     * and handed out again after a pause. A settle called afterwards changes nothing.
+     *
+     * @return whether it was given back now
+     */
+    boolean abandon() {
+        if (state.compareAndSet(OPEN, ABANDONED)) {
+            subscription.rewind(this, partition, record.offset(), REWIND_PAUSE);
+            return true;
         }
+        return false;
     }
 
-    /** Gives the record back: its partition is rewound to it and it is fetched again after a pause. */
-    void abandon() {
-        if (state.compareAndSet(OPEN, SETTLED)) {
-            subscription.rewind(partition, record.offset(), REWIND_PAUSE);
-        }
+    /** A settle that failed part-way: the record is given back (it comes again) and the caller sees the exception. */
+    private void giveBack() {
+        state.set(OPEN);
+        abandon();
     }
 
     boolean settled() {
-        return state.get() == SETTLED;
+        int s = state.get();
+        return s == SETTLED || s == ABANDONED;
     }
 
-    private void begin() {
-        if (!state.compareAndSet(OPEN, SETTLING)) {
-            throw new IllegalStateException("delivery of " + describe() + " was already settled");
+    long handedOutNanos() {
+        return handedOutNanos;
+    }
+
+    /** @return false for a late settle of a delivery that was given back (logged, changes nothing) */
+    private boolean begin() {
+        if (state.compareAndSet(OPEN, SETTLING)) {
+            return true;
         }
+        if (state.get() == ABANDONED) {
+            LOG.warn("topic={} partition={} offset={} settled after it was given back (settle timeout or a failed"
+                    + " settle); it is handed out again, this settle changes nothing", record.topic(),
+                    record.partition(), record.offset());
+            return false;
+        }
+        throw new IllegalStateException("delivery of " + describe() + " was already settled");
     }
 
     private void done() {
         state.set(SETTLED);
-        subscription.settled(partition, record.offset());
+        subscription.settled(this, partition, record.offset());
     }
 
     private String describe() {

@@ -22,11 +22,15 @@ import java.util.Objects;
  * @param sessionTimeout the consumer's group session: how long a dead consumer keeps its partitions
  * @param sendTimeout how long a publish (or a retry, dead-letter or redrive copy) waits for the broker's ack
  * @param closeGrace how long closing a subscription waits for handed-out records to settle
+ * @param settleTimeout how long a handed-out record may stay unsettled before it is given back (fetched and handed
+ *     out again; Kafka has no visibility timeout, so without this a handler that forgets one record would pin its
+ *     partition's commit for good)
  * @param clientProperties passed to every client (security, TLS, client.id, ...); idemkit's own settings win
  */
 public record KafkaSettings(String bootstrapServers, String groupPrefix, int partitions, short replicationFactor,
         int concurrency, List<Duration> retryBuckets, int maxQueuedPerPartition, Duration commitInterval,
-        Duration sessionTimeout, Duration sendTimeout, Duration closeGrace, Map<String, String> clientProperties) {
+        Duration sessionTimeout, Duration sendTimeout, Duration closeGrace, Duration settleTimeout,
+        Map<String, String> clientProperties) {
 
     public static final List<Duration> DEFAULT_BUCKETS = List.of(Duration.ofSeconds(1), Duration.ofSeconds(5),
             Duration.ofSeconds(30), Duration.ofMinutes(2), Duration.ofMinutes(10));
@@ -63,6 +67,7 @@ public record KafkaSettings(String bootstrapServers, String groupPrefix, int par
         requirePositive("sessionTimeout", sessionTimeout);
         requirePositive("sendTimeout", sendTimeout);
         Objects.requireNonNull(closeGrace, "closeGrace");
+        requirePositive("settleTimeout", settleTimeout);
         clientProperties = Map.copyOf(Objects.requireNonNull(clientProperties, "clientProperties"));
     }
 
@@ -70,44 +75,50 @@ public record KafkaSettings(String bootstrapServers, String groupPrefix, int par
     public static KafkaSettings defaults(String bootstrapServers) {
         return new KafkaSettings(bootstrapServers, "idemkit", 3, (short) 1, 8, DEFAULT_BUCKETS, 1000,
                 Duration.ofMillis(200), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(10),
-                Map.of());
+                Duration.ofMinutes(5), Map.of());
     }
 
     public KafkaSettings withGroupPrefix(String prefix) {
         return new KafkaSettings(bootstrapServers, prefix, partitions, replicationFactor, concurrency, retryBuckets,
-                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, clientProperties);
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout, clientProperties);
     }
 
     public KafkaSettings withPartitions(int n) {
         return new KafkaSettings(bootstrapServers, groupPrefix, n, replicationFactor, concurrency, retryBuckets,
-                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, clientProperties);
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout, clientProperties);
     }
 
     public KafkaSettings withConcurrency(int n) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, n, retryBuckets,
-                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, clientProperties);
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout, clientProperties);
     }
 
     public KafkaSettings withRetryBuckets(List<Duration> buckets) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency, buckets,
-                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, clientProperties);
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout, clientProperties);
     }
 
     public KafkaSettings withCloseGrace(Duration grace) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
-                retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, grace,
+                retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, grace, settleTimeout,
                 clientProperties);
     }
 
     public KafkaSettings withSessionTimeout(Duration timeout) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
-                retryBuckets, maxQueuedPerPartition, commitInterval, timeout, sendTimeout, closeGrace,
+                retryBuckets, maxQueuedPerPartition, commitInterval, timeout, sendTimeout, closeGrace, settleTimeout,
+                clientProperties);
+    }
+
+    public KafkaSettings withSettleTimeout(Duration timeout) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
+                retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, timeout,
                 clientProperties);
     }
 
     public KafkaSettings withClientProperties(Map<String, String> properties) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
-                retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace,
+                retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
                 properties);
     }
 

@@ -10,9 +10,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Queue;
+import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -59,7 +59,10 @@ final class KafkaSubscription implements Subscription {
         final ConcurrentSkipListSet<Long> unsettled = new ConcurrentSkipListSet<>();
         long fetchedUpTo = -1;
         long dispatchedUpTo = -1;
+        /** Records from here on are dropped until the poll thread has sought back here and the pause is over. */
         long blockedAt = -1;
+        /** A block the poll thread has not applied yet (pause + seek to {@code blockedAt}); it is not lifted before. */
+        boolean seekPending;
         long resumeAtMillis;
         boolean scheduled;
         boolean backpressured;
@@ -94,7 +97,7 @@ final class KafkaSubscription implements Subscription {
     private final ExecutorService workers;
     private final Thread pollThread;
     private final Map<TopicPartition, PartitionState> states = new ConcurrentHashMap<>();
-    private final Queue<Runnable> commands = new ConcurrentLinkedQueue<>();
+    private final Set<KafkaDelivery> handedOut = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Runnable onClosed;
     private volatile boolean closing;
@@ -123,8 +126,12 @@ final class KafkaSubscription implements Subscription {
         Properties p = new Properties();
         p.putAll(settings.clientProperties());
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        boolean brokerSideGroups = "consumer".equalsIgnoreCase(settings.clientProperties()
+                .getOrDefault(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic"));
         if (group != null) {
             p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        }
+        if (group != null && !brokerSideGroups) { // the "consumer" protocol takes its timeouts from the broker
             p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) settings.sessionTimeout().toMillis());
             p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
                     (int) Math.max(500, settings.sessionTimeout().toMillis() / 3));
@@ -156,7 +163,8 @@ final class KafkaSubscription implements Subscription {
     }
 
     /** A delivery of {@code offset} was settled. */
-    void settled(PartitionState s, long offset) {
+    void settled(KafkaDelivery d, PartitionState s, long offset) {
+        handedOut.remove(d);
         s.unsettled.remove(offset);
     }
 
@@ -164,49 +172,78 @@ final class KafkaSubscription implements Subscription {
      * Drops what is queued at and after {@code offset} and has the poll thread seek there, pausing the partition for
      * {@code pause}: the record at {@code offset} and the ones after it are fetched again.
      */
-    void rewind(PartitionState s, long offset, Duration pause) {
+    void rewind(KafkaDelivery d, PartitionState s, long offset, Duration pause) {
+        handedOut.remove(d);
         block(s, offset, System.currentTimeMillis() + pause.toMillis());
     }
 
     /**
      * Every offset from {@code offset} on is dropped from the queue and from the unsettled set: safe, since the
-     * commit point is capped by {@code fetchedUpTo}, which goes back to {@code offset} until they are fetched again.
+     * commit point is capped by {@code fetchedUpTo}, which goes back to {@code offset} (and stays at or below the
+     * block) until they are fetched again. The pause and the seek are applied by the poll thread from this state
+     * ({@link #applyBlocks}), so two blocks applied in any order seek to the lower offset, and a block is never
+     * lifted before its seek.
      */
     private void block(PartitionState s, long offset, long resumeAtMillis) {
         synchronized (s) {
-            if (s.revoked) {
-                return;
-            }
             s.unsettled.remove(offset);
-            if (s.blockedAt >= 0 && s.blockedAt <= offset) {
-                return; // already going back to an earlier record
+            s.fetchedUpTo = Math.min(s.fetchedUpTo, offset);
+            if (s.revoked || (s.blockedAt >= 0 && s.blockedAt <= offset)) {
+                return; // leaving (the next owner fetches it), or already going back to an earlier record
             }
             for (ConsumerRecord<byte[], byte[]> q : s.queued) {
                 s.unsettled.remove(q.offset());
             }
             s.queued.clear();
             s.blockedAt = offset;
-            s.fetchedUpTo = Math.min(s.fetchedUpTo, offset);
+            s.seekPending = true;
             s.resumeAtMillis = resumeAtMillis;
         }
-        commands.add(() -> {
-            if (states.get(s.tp) == s) {
-                consumer.pause(List.of(s.tp));
-                consumer.seek(s.tp, offset);
+    }
+
+    /** Poll thread: pauses and seeks every partition with a block not applied yet. */
+    private void applyBlocks() {
+        for (PartitionState s : states.values()) {
+            synchronized (s) {
+                if (s.seekPending && !s.revoked) {
+                    try {
+                        consumer.pause(List.of(s.tp));
+                        consumer.seek(s.tp, s.blockedAt);
+                    } catch (IllegalStateException notAssigned) {
+                        // revoked meanwhile: the next owner starts from the committed offset
+                    }
+                    s.seekPending = false;
+                }
             }
-        });
+        }
+    }
+
+    /** Poll thread: gives back every delivery handed out longer ago than the settle timeout. */
+    private void giveBackForgotten() {
+        long limit = settings.settleTimeout().toNanos();
+        long now = System.nanoTime();
+        for (KafkaDelivery d : handedOut) {
+            if (now - d.handedOutNanos() > limit && d.abandon()) {
+                LOG.error("topic={} a delivery was not settled within {}: given back, it is handed out again (the"
+                        + " inbox absorbs it if the first one still completes)", topic, settings.settleTimeout());
+            }
+        }
     }
 
     private void pollLoop() {
         try {
-            List<String> topics = new ArrayList<>();
-            topics.add(topic);
-            settings.retryBuckets().forEach(b -> topics.add(KafkaTopics.retryTopic(topic, b)));
-            consumer.subscribe(topics, new Rebalance());
+            // the work topic and every retry topic of it, also of buckets no longer configured (their copies wait there)
+            Pattern topics = Pattern.compile(Pattern.quote(topic) + "(\\.retry\\.[0-9]+s)?");
             long nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
+            long nextLeaseCheck = System.currentTimeMillis() + 1000;
+            boolean subscribed = false;
             while (!closing) {
                 try {
-                    runCommands();
+                    if (!subscribed) {
+                        consumer.subscribe(topics, new Rebalance());
+                        subscribed = true;
+                    }
+                    applyBlocks();
                     resumeWhatIsDue();
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL);
                     for (TopicPartition tp : records.partitions()) {
@@ -214,6 +251,10 @@ final class KafkaSubscription implements Subscription {
                         if (s != null) {
                             accept(s, records.records(tp));
                         }
+                    }
+                    if (System.currentTimeMillis() >= nextLeaseCheck) {
+                        giveBackForgotten();
+                        nextLeaseCheck = System.currentTimeMillis() + 1000;
                     }
                     if (System.currentTimeMillis() >= nextCommit) {
                         commit(false, states.values());
@@ -228,21 +269,11 @@ final class KafkaSubscription implements Subscription {
                     sleepQuietly(1000);
                 }
             }
-        } catch (RuntimeException e) {
-            LOG.error("topic={} the subscription could not start: {}", topic, e.toString(), e);
+        } catch (RuntimeException | Error e) {
+            LOG.error("topic={} the subscription stopped: {}", topic, e.toString(), e);
         } finally {
             shutDown();
             stopped.countDown();
-        }
-    }
-
-    private void runCommands() {
-        for (Runnable c; (c = commands.poll()) != null;) {
-            try {
-                c.run();
-            } catch (IllegalStateException notAssigned) {
-                // the partition was revoked meanwhile: nothing to pause or seek
-            }
         }
     }
 
@@ -251,7 +282,7 @@ final class KafkaSubscription implements Subscription {
         List<TopicPartition> resume = new ArrayList<>();
         for (PartitionState s : states.values()) {
             synchronized (s) {
-                if (s.blockedAt >= 0 && s.resumeAtMillis <= now) {
+                if (s.blockedAt >= 0 && !s.seekPending && s.resumeAtMillis <= now) {
                     s.blockedAt = -1;
                     if (!s.backpressured) {
                         resume.add(s.tp);
@@ -315,7 +346,7 @@ final class KafkaSubscription implements Subscription {
                     return;
                 }
                 if (s.retryTopic) {
-                    long due = dueAt(r);
+                    long due = dueAt(r, settings);
                     if (due > System.currentTimeMillis()) {
                         s.queued.addFirst(r);
                         s.scheduled = false;
@@ -329,16 +360,32 @@ final class KafkaSubscription implements Subscription {
         }
     }
 
-    private static long dueAt(ConsumerRecord<byte[], byte[]> r) {
+    /**
+     * When a retry copy is due: its due-time header, but never later than its write time (the broker's, on retry
+     * topics idemkit creates) plus its bucket, so a wrong clock or a forged header cannot hold a bucket back.
+     */
+    static long dueAt(ConsumerRecord<byte[], byte[]> r, KafkaSettings settings) {
+        long latest = r.timestamp() + bucketMillis(r.topic(), settings);
         try {
-            return Long.parseLong(KafkaWire.last(r.headers(), KafkaWire.DUE_AT));
+            return Math.min(Long.parseLong(KafkaWire.last(r.headers(), KafkaWire.DUE_AT)), latest);
         } catch (RuntimeException unreadable) {
             return 0; // a retry record without a readable due time is due now
         }
     }
 
+    private static long bucketMillis(String retryTopic, KafkaSettings settings) {
+        int at = retryTopic.lastIndexOf(".retry.");
+        try {
+            String n = retryTopic.substring(at + ".retry.".length(), retryTopic.length() - 1);
+            return Long.parseLong(n) * 1000;
+        } catch (RuntimeException notOurs) {
+            return settings.retryBuckets().get(settings.retryBuckets().size() - 1).toMillis();
+        }
+    }
+
     private void dispatch(PartitionState s, ConsumerRecord<byte[], byte[]> r) {
         KafkaDelivery delivery = new KafkaDelivery(this, s, r, s.retryTopic);
+        handedOut.add(delivery);
         try {
             handler.onDelivery(delivery);
         } catch (RuntimeException | Error e) {
@@ -390,7 +437,8 @@ final class KafkaSubscription implements Subscription {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             for (TopicPartition tp : partitions) {
-                states.put(tp, new PartitionState(tp, !tp.topic().equals(topic)));
+                states.compute(tp, (k, old) -> old != null && !old.revoked ? old
+                        : new PartitionState(k, !k.topic().equals(topic)));
             }
             LOG.info("topic={} assigned {}", topic, partitions);
         }
@@ -437,6 +485,8 @@ final class KafkaSubscription implements Subscription {
         awaitSettled(states.values(), settings.closeGrace());
         try {
             commit(true, states.values());
+        } catch (WakeupException e) {
+            commit(true, states.values()); // close() woke the consumer outside poll: the wakeup is spent now
         } catch (RuntimeException e) {
             LOG.warn("topic={} final commit failed: {}", topic, e.toString());
         }

@@ -104,6 +104,9 @@ final class KafkaTopics {
             NewTopic t = new NewTopic(name, settings.partitions(), settings.replicationFactor());
             if (name.equals(redrivenTopic(topic))) {
                 t.configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
+            } else if (name.contains(".retry.")) {
+                // the broker's clock stamps a retry copy: its due time is capped by that stamp plus the bucket
+                t.configs(Map.of(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "LogAppendTime"));
             }
             wanted.add(t);
         }

@@ -32,6 +32,8 @@ final class KafkaWire {
     static final String DUE_AT = "x-idemkit-due-at";
     static final String ORIGIN_PARTITION = "x-idemkit-origin-partition";
     static final String ORIGIN_OFFSET = "x-idemkit-origin-offset";
+    /** On a stub dead letter: the record's body (and headers) were too large for the dead-letter topic; where it is. */
+    static final String BODY_DROPPED = "x-idemkit-body-dropped";
     /** idemkit's bookkeeping on a retry copy: never shown to a handler as a header of the message. */
     static final Set<String> RETRY_BOOKKEEPING = Set.of(MESSAGE_ID, AttemptHistory.HEADER, DUE_AT, ORIGIN_PARTITION,
             ORIGIN_OFFSET);

@@ -4,11 +4,12 @@ package dev.idemkit.app.crash;
 public enum Combination {
     PG_RABBIT(Store.POSTGRES, Transport.RABBIT),
     PG_SQS(Store.POSTGRES, Transport.SQS),
-    REDIS_RABBIT(Store.REDIS, Transport.RABBIT);
+    REDIS_RABBIT(Store.REDIS, Transport.RABBIT),
+    PG_KAFKA(Store.POSTGRES, Transport.KAFKA);
 
     public enum Store { POSTGRES, REDIS }
 
-    public enum Transport { RABBIT, SQS }
+    public enum Transport { RABBIT, SQS, KAFKA }
 
     public final Store store;
     public final Transport transport;

@@ -7,6 +7,7 @@ import java.lang.instrument.Instrumentation;
 import net.bytebuddy.agent.ByteBuddyAgent;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 
 /**
@@ -20,7 +21,9 @@ import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
  *       the original's ack: a retry ({@code Q.retry.*}) or a dead letter ({@code Q.dlq.hold});
  *   <li>RabbitMQ: after the redrive's confirmed publish and before the dead letter's ack;
  *   <li>SQS: after a confirmed {@code SendMessage} to a DLQ and before the original's delete, or of a redrive
- *       copy (it carries the approval) and before the dead letter's delete.
+ *       copy (it carries the approval) and before the dead letter's delete;
+ *   <li>Kafka: after {@code KafkaMessageTransport.sendAndWait} returned (the broker acked the copy): a retry copy or a
+ *       dead letter before the original's offset is settled, a redrive copy before its id is recorded as redriven.
  * </ul>
  */
 public final class CrashAgent {
@@ -42,6 +45,9 @@ public final class CrashAgent {
                 .transform((builder, type, loader, module, domain) -> builder.visit(
                         Advice.to(SqsSendAdvice.class).on(named("sendMessage")
                                 .and(takesArguments(SendMessageRequest.class)))))
+                .type(named("dev.idemkit.adapters.kafka.KafkaMessageTransport"))
+                .transform((builder, type, loader, module, domain) -> builder.visit(
+                        Advice.to(KafkaSendAdvice.class).on(named("sendAndWait"))))
                 .installOn(inst);
     }
 
@@ -65,6 +71,19 @@ public final class CrashAgent {
         public static void exit(@Advice.Thrown Throwable thrown) {
             if (thrown == null) {
                 CrashProbe.reached(CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL);
+            }
+        }
+    }
+
+    /** Advice: a Kafka send was acked. */
+    public static final class KafkaSendAdvice {
+        private KafkaSendAdvice() {}
+
+        @Advice.OnMethodExit(onThrowable = Throwable.class)
+        public static void exit(@Advice.Argument(1) ProducerRecord<?, ?> record, @Advice.Thrown Throwable thrown) {
+            if (thrown == null) {
+                CrashProbe.kafkaSent(record.topic(),
+                        record.headers().lastHeader("x-idemkit-redrive-approved-by") != null);
             }
         }
     }

@@ -4,6 +4,8 @@ import dev.idemkit.adapters.postgres.JpaUnitOfWork;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
 import dev.idemkit.adapters.postgres.PostgresInboxStore;
 import dev.idemkit.adapters.postgres.PostgresSettings;
+import dev.idemkit.adapters.kafka.KafkaMessageTransport;
+import dev.idemkit.adapters.kafka.KafkaSettings;
 import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
 import dev.idemkit.adapters.rabbit.RabbitSettings;
 import dev.idemkit.adapters.redis.RedisSettings;
@@ -84,6 +86,7 @@ public final class CrashChild {
         Store store = combination.store == Combination.Store.POSTGRES ? new PostgresChildStore() : new RedisChildStore();
         MessageTransport transport = transport(combination);
         DeadLetterQueue dlq = transport instanceof RabbitMessageTransport r ? r.deadLetterQueue()
+                : transport instanceof KafkaMessageTransport k ? k.deadLetters()
                 : ((SqsMessageTransport) transport).deadLetters();
         CountDownLatch stop = new CountDownLatch(1);
         CountDownLatch closed = new CountDownLatch(1);
@@ -164,6 +167,11 @@ public final class CrashChild {
         if (c.transport == Combination.Transport.RABBIT) {
             return new RabbitMessageTransport(RabbitSettings.fromEnvironment().withConsumers(2).withPrefetch(10)
                     .withMaxAttemptsHint(5), Clock.system(), System.getProperty("idemkit.crash.connection", "crash"));
+        }
+        if (c.transport == Combination.Transport.KAFKA) {
+            // a killed child's partitions go to the next one when its 3 s session expires
+            return new KafkaMessageTransport(KafkaSettings.defaults(System.getProperty("idemkit.crash.kafka"))
+                    .withConcurrency(4).withSessionTimeout(Duration.ofSeconds(3)).withCloseGrace(Duration.ofSeconds(5)));
         }
         return new SqsMessageTransport(SqsSettings.local(URI.create(System.getProperty("idemkit.crash.sqsEndpoint")))
                 .withWaitTimeSeconds(1).withMaxConcurrentHandlers(4).withVisibility(Duration.ofSeconds(3),

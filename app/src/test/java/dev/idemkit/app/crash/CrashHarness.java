@@ -2,6 +2,9 @@ package dev.idemkit.app.crash;
 
 import dev.idemkit.adapters.postgres.PostgresDatabase;
 import dev.idemkit.adapters.postgres.PostgresSettings;
+import dev.idemkit.adapters.kafka.KafkaBroker;
+import dev.idemkit.adapters.kafka.KafkaMessageTransport;
+import dev.idemkit.adapters.kafka.KafkaSettings;
 import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
 import dev.idemkit.adapters.rabbit.RabbitSettings;
 import dev.idemkit.adapters.redis.RedisSettings;
@@ -86,6 +89,7 @@ final class CrashHarness implements AutoCloseable {
     private final RedissonClient redis;
     private final com.rabbitmq.client.Connection amqp;
     private final SqsCounts sqs;
+    private final KafkaCounts kafka;
     private final List<String> queues = new ArrayList<>();
     private final Map<String, String> childEnv;
     private int runs;
@@ -117,7 +121,17 @@ final class CrashHarness implements AutoCloseable {
             config.useSingleServer().setAddress(RedisSettings.fromEnvironment(env).addresses().get(0));
             this.redis = Redisson.create(config);
         }
-        if (combination.transport == Combination.Transport.RABBIT) {
+        if (combination.transport == Combination.Transport.KAFKA) {
+            KafkaSettings kafka = KafkaBroker.shared().settings();
+            KafkaMessageTransport k = new KafkaMessageTransport(kafka);
+            this.transport = k;
+            this.dlq = k.deadLetters();
+            this.sqsEndpoint = null;
+            this.sqs = null;
+            this.amqp = null;
+            this.kafka = new KafkaCounts(kafka);
+        } else if (combination.transport == Combination.Transport.RABBIT) {
+            this.kafka = null;
             Map<String, String> env = new HashMap<>(System.getenv());
             env.putAll(childEnv); // the children's queue settings (type, delivery limit), or the declarations differ
             RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.fromEnvironment(env)
@@ -134,6 +148,7 @@ final class CrashHarness implements AutoCloseable {
                 throw new IllegalStateException("cannot reach RabbitMQ: " + e.getMessage(), e);
             }
         } else {
+            this.kafka = null;
             this.sqsEndpoint = engines.sqsEndpoint();
             SqsMessageTransport sqsTransport = new SqsMessageTransport(SqsSettings.local(sqsEndpoint).withWaitTimeSeconds(1));
             this.transport = sqsTransport;
@@ -567,6 +582,9 @@ final class CrashHarness implements AutoCloseable {
         if (sqsEndpoint != null) {
             p.put("idemkit.crash.sqsEndpoint", sqsEndpoint.toString());
         }
+        if (kafka != null) {
+            p.put("idemkit.crash.kafka", KafkaBroker.shared().bootstrapServers());
+        }
         return ChildProcess.start(CrashChild.class.getName(), p, childEnv,
                 combination + "-" + (point == null ? "none" : point) + "-" + tag + "-" + run + "-" + name);
     }
@@ -612,6 +630,13 @@ final class CrashHarness implements AutoCloseable {
 
     /** Messages still in the work queue and its retry buckets (SQS: visible or in flight). */
     long pending(String queue) throws IOException {
+        if (kafka != null) {
+            try {
+                return kafka.pending(queue);
+            } catch (Exception e) {
+                throw new IOException(e);
+            }
+        }
         if (amqp != null) {
             long n = ready(queue);
             for (int bucket = 1; bucket <= 4096; bucket *= 2) {
@@ -680,6 +705,8 @@ final class CrashHarness implements AutoCloseable {
         try {
             if (transport instanceof RabbitMessageTransport rabbit) {
                 rabbit.deleteTopology(queue);
+            } else if (transport instanceof KafkaMessageTransport k) {
+                k.deleteTopics(queue);
             } else {
                 ((SqsMessageTransport) transport).deleteQueues(queue);
             }
@@ -700,6 +727,9 @@ final class CrashHarness implements AutoCloseable {
         }
         if (sqs != null) {
             sqs.close();
+        }
+        if (kafka != null) {
+            kafka.close();
         }
         if (db != null) {
             db.close();

@@ -21,9 +21,16 @@ class CrashHarnessIT {
     private static final int KILLS = 2;
     private static final List<CrashHarness.Report> REPORTS = new ArrayList<>();
 
+    /** The combinations to run: all, or those named in {@code -Didemkit.crash.combinations=PG_KAFKA,...}. */
+    static List<Combination> combinations() {
+        String only = System.getProperty("idemkit.crash.combinations", "");
+        return only.isBlank() ? List.of(Combination.values())
+                : Stream.of(only.split(",")).map(String::trim).map(Combination::valueOf).toList();
+    }
+
     static Stream<Arguments> pointsAndCombinations() {
         List<Arguments> out = new ArrayList<>();
-        for (Combination c : Combination.values()) {
+        for (Combination c : combinations()) {
             for (CrashPoint p : CrashPoint.values()) {
                 if (p.appliesTo(c)) {
                     out.add(Arguments.of(c, p));
@@ -49,7 +56,9 @@ class CrashHarnessIT {
     static Stream<Arguments> batchedCases() {
         return Stream.of(Arguments.of(Combination.PG_RABBIT, CrashPoint.AFTER_COMMIT_BEFORE_ACK),
                 Arguments.of(Combination.PG_SQS, CrashPoint.INSIDE_EFFECT),
-                Arguments.of(Combination.REDIS_RABBIT, CrashPoint.AFTER_COMMIT_BEFORE_ACK));
+                Arguments.of(Combination.REDIS_RABBIT, CrashPoint.AFTER_COMMIT_BEFORE_ACK),
+                Arguments.of(Combination.PG_KAFKA, CrashPoint.AFTER_COMMIT_BEFORE_ACK))
+                .filter(a -> combinations().contains((Combination) a.get()[0]));
     }
 
     @ParameterizedTest(name = "batched on {0} killed at {1}")
@@ -101,7 +110,7 @@ class CrashHarnessIT {
      * effect even runs) loses the message when it is killed inside the effect, and the harness reports it lost.
      */
     @ParameterizedTest(name = "on {0}")
-    @org.junit.jupiter.params.provider.EnumSource(Combination.class)
+    @MethodSource("combinations")
     void theHarnessCatchesAConsumerThatAcknowledgesBeforeItCommits(Combination combination) throws Exception {
         try (CrashHarness harness = new CrashHarness(combination)) {
             CrashHarness.Report broken = harness.run(CrashPoint.INSIDE_EFFECT, 1, 42, "broken-ack-first");

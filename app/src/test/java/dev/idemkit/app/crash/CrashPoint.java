@@ -15,8 +15,11 @@ public enum CrashPoint {
     INSIDE_EFFECT(EnumSet.allOf(Combination.class)),
     /** The key and the effect committed; the delivery is not acknowledged yet. */
     AFTER_COMMIT_BEFORE_ACK(EnumSet.allOf(Combination.class)),
-    /** A retry's copy is confirmed in its retry queue; the original is not acknowledged (RabbitMQ: SQS retries in place). */
-    RETRY_REPUBLISHED_BEFORE_ACK(EnumSet.of(Combination.PG_RABBIT, Combination.REDIS_RABBIT)),
+    /**
+     * A retry's copy is confirmed in its retry queue (Kafka: retry topic); the original is not acknowledged (Kafka: its
+     * offset is not settled). SQS retries in place.
+     */
+    RETRY_REPUBLISHED_BEFORE_ACK(EnumSet.of(Combination.PG_RABBIT, Combination.REDIS_RABBIT, Combination.PG_KAFKA)),
     /** A dead letter's copy is confirmed on its way to the DLQ; the original is not removed. */
     DEAD_LETTERED_BEFORE_REMOVAL(EnumSet.allOf(Combination.class)),
     /** A redrive's copy is confirmed in the work queue; the dead letter is not removed from the DLQ. */

@@ -49,6 +49,17 @@ public final class CrashProbe {
         }
     }
 
+    /** A Kafka record was acked by the broker (advice in {@link CrashAgent}); {@code approved}: a redrive copy. */
+    public static void kafkaSent(String topic, boolean approved) {
+        if (approved) {
+            reached(CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL);
+        } else if (topic.contains(".retry.")) {
+            reached(CrashPoint.RETRY_REPUBLISHED_BEFORE_ACK);
+        } else if (topic.endsWith(".dlt")) {
+            reached(CrashPoint.DEAD_LETTERED_BEFORE_REMOVAL);
+        }
+    }
+
     /** An SQS SendMessage returned (advice in {@link CrashAgent}). */
     public static void sqsSent(String queueUrl, boolean approved) {
         if (approved) {

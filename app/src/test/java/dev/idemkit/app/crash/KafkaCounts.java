@@ -1,0 +1,70 @@
+package dev.idemkit.app.crash;
+
+import dev.idemkit.adapters.kafka.KafkaSettings;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+
+/** What a Kafka consumer group has not committed yet in a work topic and its retry topics, read beside the adapter. */
+final class KafkaCounts implements AutoCloseable {
+    private final Admin admin;
+    private final KafkaSettings settings;
+
+    KafkaCounts(KafkaSettings settings) {
+        this.settings = settings;
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        this.admin = Admin.create(p);
+    }
+
+    /** Records of {@code topic} and its retry topics past the group's committed offsets (from the start when none). */
+    long pending(String topic) throws Exception {
+        List<String> names = new ArrayList<>();
+        names.add(topic);
+        for (Duration b : settings.retryBuckets()) {
+            names.add(topic + ".retry." + b.toSeconds() + "s");
+        }
+        Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+        names.removeIf(n -> !existing.contains(n));
+        if (names.isEmpty()) {
+            return 0;
+        }
+        List<TopicPartition> parts = new ArrayList<>();
+        for (TopicDescription d : admin.describeTopics(names).allTopicNames().get(30, TimeUnit.SECONDS).values()) {
+            d.partitions().forEach(p -> parts.add(new TopicPartition(d.name(), p.partition())));
+        }
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        Map<TopicPartition, OffsetSpec> earliest = new HashMap<>();
+        parts.forEach(tp -> {
+            latest.put(tp, OffsetSpec.latest());
+            earliest.put(tp, OffsetSpec.earliest());
+        });
+        var ends = admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS);
+        var starts = admin.listOffsets(earliest).all().get(30, TimeUnit.SECONDS);
+        Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(settings.group(topic))
+                .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+        long n = 0;
+        for (TopicPartition tp : parts) {
+            OffsetAndMetadata c = committed.get(tp);
+            long from = c == null ? starts.get(tp).offset() : c.offset();
+            n += Math.max(0, ends.get(tp).offset() - from);
+        }
+        return n;
+    }
+
+    @Override
+    public void close() {
+        admin.close(Duration.ofSeconds(5));
+    }
+}
