@@ -38,48 +38,15 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** What the transport contract cannot say in general: Kafka's commit, partitions, rebalances and untrusted headers. */
-class KafkaScenariosIT {
+class KafkaScenariosIT extends KafkaITBase {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    private final List<KafkaMessageTransport> transports = new ArrayList<>();
-    private final List<Subscription> subscriptions = new ArrayList<>();
-    private final List<String> topics = new ArrayList<>();
     private final InMemoryInboxStore inbox = new InMemoryInboxStore();
     private final InMemoryCounter counter = new InMemoryCounter();
     private final Map<ConsumerEvents.Decision, AtomicInteger> decisions = new ConcurrentHashMap<>();
-    private KafkaProducer<byte[], byte[]> raw;
-
-    @BeforeEach
-    void rawProducer() {
-        raw = new KafkaProducer<>(KafkaMessageTransport.producerProperties(KafkaBroker.shared().settings()),
-                new ByteArraySerializer(), new ByteArraySerializer());
-    }
-
-    @AfterEach
-    void cleanUp() {
-        subscriptions.forEach(Subscription::close);
-        raw.close();
-        KafkaMessageTransport any = transport(KafkaBroker.shared().settings());
-        topics.forEach(any::deleteTopics);
-        transports.forEach(KafkaMessageTransport::close);
-    }
-
-    private KafkaMessageTransport transport(KafkaSettings settings) {
-        KafkaMessageTransport t = new KafkaMessageTransport(settings);
-        transports.add(t);
-        return t;
-    }
-
-    private String topic(String prefix) {
-        String t = KafkaBroker.uniqueTopic(prefix);
-        topics.add(t);
-        return t;
-    }
 
     private ConsumerRuntime<InMemoryUnitOfWork> runtime(MessageHandler<InMemoryUnitOfWork> handler) {
         RetryPolicy quick = RetryPolicy.defaults().withBackoff(Backoff.exponential(Duration.ofMillis(100),

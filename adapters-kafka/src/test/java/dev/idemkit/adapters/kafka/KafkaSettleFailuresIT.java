@@ -23,7 +23,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,32 +30,9 @@ import org.junit.jupiter.api.Test;
  * settles is given back after the settle timeout, a copy the broker will never take is dead-lettered (as a stub when
  * even the dead letter is too large), and a due time written into a retry topic cannot hold it past its bucket.
  */
-class KafkaSettleFailuresIT {
+class KafkaSettleFailuresIT extends KafkaITBase {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    private final List<KafkaMessageTransport> transports = new ArrayList<>();
-    private final List<Subscription> subscriptions = new ArrayList<>();
-    private final List<String> topics = new ArrayList<>();
-
-    @AfterEach
-    void cleanUp() {
-        subscriptions.forEach(Subscription::close);
-        KafkaMessageTransport any = transport(KafkaBroker.shared().settings());
-        topics.forEach(any::deleteTopics);
-        transports.forEach(KafkaMessageTransport::close);
-    }
-
-    private KafkaMessageTransport transport(KafkaSettings settings) {
-        KafkaMessageTransport t = new KafkaMessageTransport(settings);
-        transports.add(t);
-        return t;
-    }
-
-    private String topic(String prefix) {
-        String t = KafkaBroker.uniqueTopic(prefix);
-        topics.add(t);
-        return t;
-    }
 
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
