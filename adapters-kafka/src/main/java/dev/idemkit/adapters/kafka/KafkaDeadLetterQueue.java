@@ -89,6 +89,12 @@ public final class KafkaDeadLetterQueue implements DeadLetterQueue {
             return false;
         }
         ConsumerRecord<byte[], byte[]> r = found.get();
+        String stub = KafkaWire.last(r.headers(), KafkaWire.BODY_DROPPED);
+        if (stub != null) {
+            // republishing the empty stub under the real message id would let the inbox record an effect on no body
+            throw new IllegalStateException("dead letter " + deadLetterId + " of " + queue + " is a stub without its"
+                    + " body (" + stub + "); it cannot be redriven: republish the original record");
+        }
         Set<String> dropped = new HashSet<>(KafkaWire.DEAD_LETTER_ONLY);
         dropped.add(KafkaWire.MESSAGE_ID);
         RecordHeaders headers = KafkaWire.copyWithout(r.headers(), dropped);

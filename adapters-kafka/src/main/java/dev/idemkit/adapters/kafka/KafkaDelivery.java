@@ -115,6 +115,7 @@ final class KafkaDelivery implements Delivery {
             stamp(headers);
             KafkaWire.put(headers, AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
             KafkaWire.put(headers, KafkaWire.DUE_AT, Long.toString(System.currentTimeMillis() + wait.toMillis()));
+            KafkaWire.put(headers, KafkaWire.GROUP, settings.group(subscription.topic()));
             try {
                 subscription.send(new ProducerRecord<>(KafkaTopics.retryTopic(subscription.topic(), bucket), null,
                         record.key(), record.value(), headers));

@@ -49,6 +49,7 @@ final class KafkaSubscription implements Subscription {
     private static final AtomicInteger SEQ = new AtomicInteger();
     private static final int DRAIN_TURN = 64;
     private static final Duration POLL = Duration.ofMillis(100);
+    private static final Duration MAX_REWIND_PAUSE = Duration.ofMinutes(5);
 
     /** What the subscription knows of one assigned partition; the fields without volatile are guarded by it. */
     static final class PartitionState {
@@ -68,6 +69,8 @@ final class KafkaSubscription implements Subscription {
         boolean backpressured;
         long lastCommitted = -1;
         volatile boolean revoked;
+        /** How often each record was given back in a row: its pause doubles, so a write that never succeeds backs off. */
+        final Map<Long, Integer> givenBack = new ConcurrentHashMap<>();
 
         PartitionState(TopicPartition tp, boolean retryTopic) {
             this.tp = tp;
@@ -166,6 +169,7 @@ final class KafkaSubscription implements Subscription {
     void settled(KafkaDelivery d, PartitionState s, long offset) {
         handedOut.remove(d);
         s.unsettled.remove(offset);
+        s.givenBack.remove(offset);
     }
 
     /**
@@ -174,7 +178,17 @@ final class KafkaSubscription implements Subscription {
      */
     void rewind(KafkaDelivery d, PartitionState s, long offset, Duration pause) {
         handedOut.remove(d);
-        block(s, offset, System.currentTimeMillis() + pause.toMillis());
+        if (s.givenBack.size() > 10_000) {
+            s.givenBack.clear();
+        }
+        int times = s.givenBack.merge(offset, 1, Integer::sum);
+        long millis = Math.min(MAX_REWIND_PAUSE.toMillis(), pause.toMillis() << Math.min(20, times - 1));
+        if (times >= 5) {
+            LOG.error("topic={} partition={} offset={} given back {} times in a row; next try in {} ms (a copy that"
+                    + " cannot be written, or a handler that never settles it)", s.tp.topic(), s.tp.partition(), offset,
+                    times, millis);
+        }
+        block(s, offset, System.currentTimeMillis() + millis);
     }
 
     /**
@@ -187,15 +201,22 @@ final class KafkaSubscription implements Subscription {
     private void block(PartitionState s, long offset, long resumeAtMillis) {
         synchronized (s) {
             s.unsettled.remove(offset);
-            s.fetchedUpTo = Math.min(s.fetchedUpTo, offset);
-            if (s.revoked || (s.blockedAt >= 0 && s.blockedAt <= offset)) {
+            // never seek forward: when the fetch has not reached the record again yet (a late give-back of an earlier
+            // delivery), go back to where the fetch is, so nothing between is skipped
+            long target = Math.min(offset, s.fetchedUpTo);
+            s.fetchedUpTo = target;
+            if (s.revoked || (s.blockedAt >= 0 && s.blockedAt <= target)) {
                 return; // leaving (the next owner fetches it), or already going back to an earlier record
             }
-            for (ConsumerRecord<byte[], byte[]> q : s.queued) {
-                s.unsettled.remove(q.offset());
-            }
-            s.queued.clear();
-            s.blockedAt = offset;
+            // only what is queued from the target on is dropped (and fetched again); earlier records stay queued
+            s.queued.removeIf(q -> {
+                if (q.offset() >= target) {
+                    s.unsettled.remove(q.offset());
+                    return true;
+                }
+                return false;
+            });
+            s.blockedAt = target;
             s.seekPending = true;
             s.resumeAtMillis = resumeAtMillis;
         }
@@ -345,6 +366,10 @@ final class KafkaSubscription implements Subscription {
                     s.scheduled = false;
                     return;
                 }
+                if (s.retryTopic && !ours(r)) {
+                    s.unsettled.remove(r.offset()); // another group's retry copy of the same work topic: theirs
+                    continue;
+                }
                 if (s.retryTopic) {
                     long due = dueAt(r, settings);
                     if (due > System.currentTimeMillis()) {
@@ -358,6 +383,12 @@ final class KafkaSubscription implements Subscription {
             }
             dispatch(s, r);
         }
+    }
+
+    /** A retry copy this topic's group wrote (or one without the stamp, from before it existed). */
+    private boolean ours(ConsumerRecord<byte[], byte[]> r) {
+        String group = KafkaWire.last(r.headers(), KafkaWire.GROUP);
+        return group == null || group.equals(settings.group(topic));
     }
 
     /**
@@ -415,6 +446,8 @@ final class KafkaSubscription implements Subscription {
             try {
                 consumer.commitSync(offsets, settings.sendTimeout());
                 offsets.forEach((tp, o) -> byTp.get(tp).lastCommitted = o.offset());
+            } catch (WakeupException e) {
+                throw e; // the caller commits again: the wakeup is spent
             } catch (RuntimeException e) {
                 LOG.warn("topic={} committing {} failed ({}): those records will be delivered again", topic,
                         offsets.keySet(), e.toString());

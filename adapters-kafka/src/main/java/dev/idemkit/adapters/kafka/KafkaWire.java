@@ -34,9 +34,11 @@ final class KafkaWire {
     static final String ORIGIN_OFFSET = "x-idemkit-origin-offset";
     /** On a stub dead letter: the record's body (and headers) were too large for the dead-letter topic; where it is. */
     static final String BODY_DROPPED = "x-idemkit-body-dropped";
+    /** On a retry copy: the consumer group that wrote it; another group of the same work topic leaves it alone. */
+    static final String GROUP = "x-idemkit-group";
     /** idemkit's bookkeeping on a retry copy: never shown to a handler as a header of the message. */
     static final Set<String> RETRY_BOOKKEEPING = Set.of(MESSAGE_ID, AttemptHistory.HEADER, DUE_AT, ORIGIN_PARTITION,
-            ORIGIN_OFFSET);
+            ORIGIN_OFFSET, GROUP);
 
     private KafkaWire() {}
 
@@ -104,6 +106,7 @@ final class KafkaWire {
         s.add(ORIGIN_PARTITION);
         s.add(ORIGIN_OFFSET);
         s.add(DUE_AT);
+        s.add(GROUP);
         DEAD_LETTER_ONLY = Set.copyOf(s);
     }
 }

@@ -114,6 +114,56 @@ class KafkaSettleFailuresIT extends KafkaITBase {
                 .contains("offset 0");
         Eventually.pause(1500);
         assertThat(seen).as("delivered once: neither retried nor given back forever").hasSize(1);
+        String id = t.deadLetters().peek(topic, 1).get(0).id();
+        assertThatThrownBy(() -> t.deadLetters().redrive(topic, id, new dev.idemkit.domain.deadletter.Approval("ops",
+                "try again", Instant.now()))).as("an empty stub is never republished under the real message id")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("stub without its body");
+        assertThat(t.deadLetters().depth(topic)).isEqualTo(1);
+    }
+
+    /**
+     * Review finding: a late give-back of a later record while the partition re-fetches after an earlier one must not
+     * drop the records queued below it. Here m-20 was given back (it comes back only through the re-fetch), the
+     * re-fetch queues it behind a handler that is busy with m-15, and then m-30's first delivery is given back.
+     */
+    @Test
+    void aLateGiveBackOfALaterRecordKeepsTheEarlierRecordsQueuedForTheRefetch() throws Exception {
+        KafkaMessageTransport t = transport(KafkaBroker.shared().settings().withPartitions(1));
+        String topic = topic("late-give-back");
+        for (int i = 0; i < 40; i++) {
+            t.publish(topic, OutgoingMessage.of("m-" + i, bytes("x")));
+        }
+        java.util.Map<String, KafkaDelivery> held = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.Set<String> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.Set<String> seenOnce = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        subscriptions.add(t.subscribe(topic, d -> {
+            String id = d.message().rawId();
+            boolean first = seenOnce.add(id);
+            if (first && (id.equals("m-10") || id.equals("m-20") || id.equals("m-30"))) {
+                held.put(id, (KafkaDelivery) d); // handed out, not settled (a batch waiting for its commit)
+                return;
+            }
+            if (!first && id.equals("m-15")) {
+                busy.countDown();
+                try {
+                    release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            acked.add(id);
+            d.ack();
+        }));
+        Eventually.await(PATIENCE, "the first pass", () -> held.size() == 3 && acked.contains("m-39"));
+        held.get("m-10").abandon();
+        held.get("m-20").abandon();
+        assertThat(busy.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the re-fetch reached m-15").isTrue();
+        held.get("m-30").abandon();
+        release.countDown();
+        Eventually.await(PATIENCE, "m-20 and m-30 acked after the re-fetch",
+                () -> acked.contains("m-20") && acked.contains("m-30"));
     }
 
     @Test

@@ -1,0 +1,231 @@
+package dev.idemkit.benchmarks;
+
+import dev.idemkit.adapters.kafka.KafkaBroker;
+import dev.idemkit.app.config.AppSettings;
+import dev.idemkit.app.config.Sources;
+import dev.idemkit.app.wiring.Assembly;
+import dev.idemkit.app.wiring.ConsumerKind;
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.Subscription;
+import dev.idemkit.ports.service.BatchingConsumer;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Kafka, against baselines measured in the same run on the same private broker (a KRaft broker in a JVM of its own,
+ * started and removed by this run):
+ * <ol>
+ *   <li>consume + commit, no effect: idemkit's subscription acking every record vs {@code kafka-consumer-perf-test}
+ *       (ConsumerPerformance from kafka-tools, a JVM of its own; its fetch rate, which leaves out its group join);</li>
+ *   <li>end to end, as {@code serve} ships it: Kafka -> the batched PostgreSQL inbox + credit -> commit, vs the same
+ *       perf-test rate;</li>
+ *   <li>the idempotent producer ({@code enable.idempotence}, {@code acks=all}) vs a plain one ({@code acks=1}).</li>
+ * </ol>
+ * Rates are records per second from the first record handed out to the last one settled (group joins are left out
+ * of both sides). A main class, not a test: {@code ./mvnw -q -pl benchmarks exec:java
+ * -Dexec.mainClass=dev.idemkit.benchmarks.KafkaBenchmark} (system properties {@code bench.kafka.records},
+ * {@code bench.kafka.e2e}).
+ */
+public final class KafkaBenchmark {
+    private static final int RECORDS = Integer.getInteger("bench.kafka.records", 100_000);
+    private static final int E2E = Integer.getInteger("bench.kafka.e2e", 20_000);
+    private static final String LOCAL_PG = "jdbc:postgresql://127.0.0.1:5432/test";
+
+    private KafkaBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        long began = System.nanoTime();
+        List<String> lines = new ArrayList<>();
+        KafkaBroker broker = KafkaBroker.create();
+        String schema = Benchmark.newSchema();
+        try {
+            broker.start();
+            Map<String, String> flags = Map.of("store", "postgres", "pg.url", LOCAL_PG, "pg.schema", schema,
+                    "transport", "kafka", "kafka.bootstrap-servers", broker.bootstrapServers(), "http.port", "0");
+            AppSettings settings = AppSettings.resolve(new Sources(flags, Map.of(), new Properties()));
+            try (Assembly assembly = Assembly.start(settings)) {
+                MessageTransport kafka = assembly.transport();
+                BenchDatabase db = new BenchDatabase(LOCAL_PG, settings.store().postgres().user(),
+                        settings.store().postgres().password(), schema);
+                db.createAccounts(10_000);
+
+                // 3. producers first: they also fill the topics the consumers read
+                double idempotent = produce(broker, "bench-produce-idem", RECORDS, true);
+                double plain = produce(broker, "bench-produce-plain", RECORDS, false);
+
+                // 1. consume + commit, no effect
+                String perfTopic = "bench-perf";
+                String ourTopic = "bench-ours";
+                produce(broker, perfTopic, RECORDS, true);
+                produce(broker, ourTopic, RECORDS, true);
+                double perf = perfTest(broker, perfTopic, RECORDS);
+                double ours = consumeAndAck(kafka, ourTopic, RECORDS);
+
+                // 2. end to end, batched as serve runs it, 30 % duplicates
+                Workload w = Workload.credits("kafka-e2e", "bench-e2e", "bench-kafka-" + schema, E2E, 0.3, 10_000, 21);
+                Workload.publishAll(List.of(w), List.of(kafka), 16);
+                BigDecimal before = db.sumOfBalances();
+                BatchingConsumer<?> batched = assembly.batchedConsumer("bench-kafka-e2e", ConsumerKind.CREDIT_ACCOUNT,
+                        BatchingConsumer.BatchSettings.defaults().withMaxBatch(100).withLinger(Duration.ofMillis(3))
+                                .withWorkers(4));
+                double e2e;
+                try {
+                    e2e = drain(kafka, w.queue(), batched, w.size());
+                } finally {
+                    batched.close();
+                }
+                boolean exact = db.sumOfBalances().subtract(before).compareTo(w.expectedCredit()) == 0;
+
+                lines.add(String.format(Locale.ROOT, "%-58s %12s %8s", "case", "records/s", "ratio"));
+                lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8s", "kafka-consumer-perf-test (fetch rate, baseline)",
+                        perf, "1.00"));
+                lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8.2f", "idemkit subscription, ack each, commit after settle",
+                        ours, ours / perf));
+                lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8.2f", "idemkit -> PostgreSQL inbox batched -> commit (30% dup)",
+                        e2e, e2e / perf));
+                lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8s", "plain producer (acks=1, no idempotence, baseline)",
+                        plain, "1.00"));
+                lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8.2f", "idempotent producer (acks=all)", idempotent,
+                        idempotent / plain));
+                lines.add(String.format(Locale.ROOT, "end to end credits exact: %s; %,d records per consume case, %,d"
+                        + " end to end; whole run %.0f s", exact, RECORDS, E2E, (System.nanoTime() - began) / 1e9));
+            }
+        } finally {
+            broker.close();
+            new BenchDatabase(LOCAL_PG, "postgres", "", schema).dropSchema();
+        }
+        lines.forEach(System.out::println);
+        System.exit(0); // the assembly's and the clients' non-daemon threads
+    }
+
+    /** Produces {@code n} 100-byte records with a message id, asynchronously; records per second until all acked. */
+    private static double produce(KafkaBroker broker, String topic, int n, boolean idempotent) throws Exception {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent);
+        p.put(ProducerConfig.ACKS_CONFIG, idempotent ? "all" : "1");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers",
+                broker.bootstrapServers()))) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 3, (short) 1))).all()
+                    .get(30, TimeUnit.SECONDS);
+        }
+        byte[] body = new byte[100];
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>(topic, body)).get(); // metadata and connection, not timed
+            long t0 = System.nanoTime();
+            for (int i = 1; i < n; i++) {
+                ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, body);
+                r.headers().add("message_id", ("m-" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                producer.send(r);
+            }
+            producer.flush();
+            return (n - 1) / ((System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    /** idemkit's subscription, acking every record: from the first record handed out to the last settled. */
+    private static double consumeAndAck(MessageTransport kafka, String topic, int n) throws InterruptedException {
+        AtomicLong first = new AtomicLong();
+        AtomicLong count = new AtomicLong();
+        AtomicLong last = new AtomicLong();
+        Subscription s = kafka.subscribe(topic, d -> {
+            first.compareAndSet(0, System.nanoTime());
+            d.ack();
+            if (count.incrementAndGet() == n) {
+                last.set(System.nanoTime());
+            }
+        });
+        awaitOrFail(() -> last.get() != 0, "idemkit consumed " + count.get() + " of " + n);
+        s.close();
+        return (n - 1) / ((last.get() - first.get()) / 1e9);
+    }
+
+    private static double drain(MessageTransport kafka, String topic, DeliveryHandler handler, int n)
+            throws InterruptedException {
+        AtomicLong first = new AtomicLong();
+        AtomicLong settled = new AtomicLong();
+        AtomicLong last = new AtomicLong();
+        Subscription s = kafka.subscribe(topic, d -> {
+            first.compareAndSet(0, System.nanoTime());
+            handler.onDelivery(new dev.idemkit.ports.out.ForwardingDelivery(d) {
+                @Override
+                public void ack() {
+                    super.ack();
+                    if (settled.incrementAndGet() == n) {
+                        last.set(System.nanoTime());
+                    }
+                }
+            });
+        });
+        awaitOrFail(() -> last.get() != 0, "end to end settled " + settled.get() + " of " + n);
+        s.close();
+        return (n - 1) / ((last.get() - first.get()) / 1e9);
+    }
+
+    /** kafka-consumer-perf-test in a JVM of its own; its fetch.nMsg.sec (records per second without the join). */
+    private static double perfTest(KafkaBroker broker, String topic, int n) throws IOException, InterruptedException {
+        String cp = Files.readString(brokerClasspath()).trim();
+        Path log = Files.createTempFile("idemkit-perf-test", ".log");
+        Process p = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m", "-cp", cp, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
+                broker.bootstrapServers(), "--topic", topic, "--messages", Integer.toString(n), "--group",
+                "bench-perf-test", "--timeout", "60000")
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) {
+            p.destroyForcibly();
+            throw new IllegalStateException("kafka-consumer-perf-test failed: " + Files.readString(log));
+        }
+        List<String> out = Files.readAllLines(log);
+        for (int i = 0; i < out.size() - 1; i++) {
+            if (out.get(i).startsWith("start.time")) {
+                String[] head = out.get(i).split(",\\s*");
+                String[] row = out.get(i + 1).split(",\\s*");
+                for (int c = 0; c < head.length; c++) {
+                    if (head[c].equals("fetch.nMsg.sec")) {
+                        return Double.parseDouble(row[c]);
+                    }
+                }
+            }
+        }
+        throw new IllegalStateException("no fetch.nMsg.sec in kafka-consumer-perf-test's output: " + out);
+    }
+
+    private static Path brokerClasspath() {
+        for (Path p = Paths.get("").toAbsolutePath(); p != null; p = p.getParent()) {
+            Path c = p.resolve("kafka-test-broker/target/broker.classpath");
+            if (Files.isRegularFile(c)) {
+                return c;
+            }
+        }
+        throw new IllegalStateException("no kafka-test-broker/target/broker.classpath: ./mvnw install -DskipTests first");
+    }
+
+    private static void awaitOrFail(java.util.function.BooleanSupplier done, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("not done within 5 min: " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+}
