@@ -1,6 +1,7 @@
 package dev.idemkit.benchmarks;
 
 import dev.idemkit.adapters.kafka.KafkaBroker;
+import dev.idemkit.adapters.kafka.KafkaMessageTransport;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.Sources;
 import dev.idemkit.app.wiring.Assembly;
@@ -36,7 +37,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       (ConsumerPerformance from kafka-tools, a JVM of its own; its fetch rate, which leaves out its group join);</li>
  *   <li>end to end, as {@code serve} ships it: Kafka -> the batched PostgreSQL inbox + credit -> commit, vs the same
  *       perf-test rate;</li>
- *   <li>the idempotent producer ({@code enable.idempotence}, {@code acks=all}) vs a plain one ({@code acks=1}).</li>
+ *   <li>the producer idemkit ships ({@code KafkaMessageTransport.producerProperties}: {@code enable.idempotence},
+ *       {@code acks=all}) vs the same with idempotence off and {@code acks=1}.</li>
  * </ol>
  * Rates are records per second from the first record handed out to the last one settled (group joins are left out
  * of both sides). A main class, not a test: {@code ./mvnw -q -pl benchmarks exec:java
@@ -117,11 +119,12 @@ public final class KafkaBenchmark {
 
     /** Produces {@code n} 100-byte records with a message id, asynchronously; records per second until all acked. */
     private static double produce(KafkaBroker broker, String topic, int n, boolean idempotent) throws Exception {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent);
-        p.put(ProducerConfig.ACKS_CONFIG, idempotent ? "all" : "1");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        // the producer idemkit ships (publish, retry, dead-letter and redrive copies), and the same with idempotence off
+        Properties p = KafkaMessageTransport.producerProperties(broker.settings());
+        if (!idempotent) {
+            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
+            p.put(ProducerConfig.ACKS_CONFIG, "1");
+        }
         try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers",
                 broker.bootstrapServers()))) {
             admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 3, (short) 1))).all()

@@ -71,7 +71,7 @@ final class KafkaDelivery implements Delivery {
         this.message = new Message(KafkaWire.last(record.headers(), KafkaWire.MESSAGE_ID),
                 record.value() == null ? new byte[0] : record.value(),
                 KafkaWire.visible(record.headers(), fromRetryTopic ? KafkaWire.RETRY_BOOKKEEPING
-                        : Set.of(KafkaWire.MESSAGE_ID)), topic);
+                        : KafkaWire.ID_ONLY), topic);
     }
 
     @Override

@@ -49,7 +49,8 @@ public final class KafkaMessageTransport implements MessageTransport {
         this.deadLetters = new KafkaDeadLetterQueue(settings, topics, producer);
     }
 
-    static Properties producerProperties(KafkaSettings settings) {
+    /** The producer idemkit ships: idempotent, {@code acks=all}; public so that a benchmark measures this one. */
+    public static Properties producerProperties(KafkaSettings settings) {
         Properties p = new Properties();
         p.putAll(settings.clientProperties());
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());

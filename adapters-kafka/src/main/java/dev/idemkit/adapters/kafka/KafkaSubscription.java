@@ -177,7 +177,9 @@ final class KafkaSubscription implements Subscription {
     void settled(KafkaDelivery d, PartitionState s, long offset) {
         handedOut.remove(d);
         s.unsettled.remove(offset);
-        s.givenBack.remove(offset);
+        if (!s.givenBack.isEmpty()) { // almost always empty: no boxing on the ack path
+            s.givenBack.remove(offset);
+        }
     }
 
     /**

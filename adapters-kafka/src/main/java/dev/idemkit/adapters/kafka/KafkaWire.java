@@ -34,6 +34,8 @@ final class KafkaWire {
     static final String ORIGIN_OFFSET = "x-idemkit-origin-offset";
     /** On a stub dead letter: the record's body (and headers) were too large for the dead-letter topic; where it is. */
     static final String BODY_DROPPED = "x-idemkit-body-dropped";
+    /** What a handler does not see as a header of a work-topic record: only the id, which it has as the id. */
+    static final Set<String> ID_ONLY = Set.of(MESSAGE_ID);
     /** On a retry copy: the consumer group that wrote it; another group of the same work topic leaves it alone. */
     static final String GROUP = "x-idemkit-group";
     /** idemkit's bookkeeping on a retry copy: never shown to a handler as a header of the message. */
