@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.regex.Pattern;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.CountDownLatch;
@@ -264,8 +263,11 @@ final class KafkaSubscription implements Subscription {
 
     private void pollLoop() {
         try {
-            // the work topic and every retry topic of it, also of buckets no longer configured (their copies wait there)
-            Pattern topics = Pattern.compile(Pattern.quote(topic) + "(\\.retry\\.[0-9]+s)?");
+            // the work topic and its configured retry topics, by name: a pattern subscription matched nothing until
+            // the consumer's next metadata refresh (up to 5 min) when the topics had just been created (CI saw it)
+            List<String> topics = new ArrayList<>();
+            topics.add(topic);
+            settings.retryBuckets().forEach(b -> topics.add(KafkaTopics.retryTopic(topic, b)));
             long nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
             long nextLeaseCheck = System.currentTimeMillis() + 1000;
             boolean subscribed = false;
