@@ -53,6 +53,23 @@ final class InboxBatch {
         this.firsts = sorted;
     }
 
+    /** The effect for the deliveries whose keys this batch inserted. */
+    @FunctionalInterface
+    interface OnFresh {
+        void run(List<InboxDelivery> fresh);
+    }
+
+    /** The batch's statements on {@code c} and {@code onFresh} with the new deliveries, if any: the outcomes. */
+    List<Outcome> run(Connection c, OnFresh onFresh) throws SQLException {
+        insert(c);
+        readStored(c);
+        List<InboxDelivery> fresh = fresh();
+        if (!fresh.isEmpty()) {
+            onFresh.run(fresh);
+        }
+        return outcomes();
+    }
+
     void insert(Connection c) throws SQLException {
         int n = firsts.size();
         String[] consumers = new String[n];

@@ -67,6 +67,27 @@ public final class PostgresDatabase implements AutoCloseable {
         return java.sql.DriverManager.getConnection(settings.url(), p);
     }
 
+    /**
+     * Applies idemkit's own migrations (its tables, nothing of the caller's) to {@code schema} through {@code
+     * dataSource}, with their own history table {@code idemkit_schema_history}: for a service that uses the joined
+     * stores on its own data source and has no {@link PostgresDatabase}. A service can instead run them with its own
+     * Flyway: location {@value #IDEMKIT_MIGRATIONS}, with a history table of their own (their versions start at 1
+     * and would collide with the service's in one history table).
+     */
+    public static void applyMigrations(DataSource dataSource, String schema) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        Identifiers.quote(schema); // the same rule as every identifier: a clear error for a bad name
+        migrate(dataSource, schema, new String[] {IDEMKIT_MIGRATIONS}, "idemkit_schema_history");
+    }
+
+    private static void migrate(DataSource ds, String schema, String[] locations, String table) {
+        var result = Flyway.configure().dataSource(ds).schemas(schema).defaultSchema(schema).createSchemas(true)
+                .locations(locations).table(table).baselineOnMigrate(true).baselineVersion("0")
+                .load().migrate();
+        LOG.info("migrations {} applied to schema {}: {}", String.join(",", locations), schema,
+                result.migrationsExecuted);
+    }
+
     /** Starts a configuration; nothing connects before {@link Builder#start()}. */
     public static Builder builder(PostgresSettings settings) {
         return new Builder(settings);
@@ -203,12 +224,7 @@ public final class PostgresDatabase implements AutoCloseable {
         }
 
         private void migrate(DataSource ds, String[] locations, String table) {
-            var result = Flyway.configure().dataSource(ds).schemas(settings.schema())
-                    .defaultSchema(settings.schema()).createSchemas(true).locations(locations).table(table)
-                    .baselineOnMigrate(true).baselineVersion("0")
-                    .load().migrate();
-            LOG.info("migrations {} applied to schema {}: {}", String.join(",", locations), settings.schema(),
-                    result.migrationsExecuted);
+            PostgresDatabase.migrate(ds, settings.schema(), locations, table);
         }
     }
 }

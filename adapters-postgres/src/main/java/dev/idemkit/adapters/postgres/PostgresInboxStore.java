@@ -109,19 +109,11 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         if (deliveries.isEmpty()) {
             return List.of();
         }
-        List<Outcome> outcomes = Transactions.run(db.entityManagerFactory(), "inbox batch insert", unit -> {
-            Connection c = unit.rawConnection();
-            batch.insert(c);
-            batch.readStored(c);
-            List<InboxDelivery> fresh = batch.fresh();
-            if (!fresh.isEmpty()) {
-                Transactions.effect(work -> {
+        List<Outcome> outcomes = Transactions.run(db.entityManagerFactory(), "inbox batch insert",
+                unit -> batch.run(unit.rawConnection(), fresh -> Transactions.effect(work -> {
                     effect.run(work, fresh);
                     return null;
-                }, unit);
-            }
-            return batch.outcomes();
-        });
+                }, unit)));
         LOG.debug("inbox batch of {}: {} new", deliveries.size(), outcomes.stream().filter(Outcome::effectRan).count());
         return outcomes;
     }
@@ -144,7 +136,7 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
     }
 
     /** What {@link #INSERT_OR_READ_KEY} found. */
-    private sealed interface KeyFound {
+    sealed interface KeyFound {
         /** The key was new: this transaction inserted it. */
         record Inserted() implements KeyFound {}
 
@@ -158,7 +150,7 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         record NotVisible() implements KeyFound {}
     }
 
-    private static KeyFound insertOrRead(Connection c, InboxKey key, Fingerprint fingerprint) throws SQLException {
+    static KeyFound insertOrRead(Connection c, InboxKey key, Fingerprint fingerprint) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(INSERT_OR_READ_KEY)) {
             ps.setString(1, key.consumer().value());
             ps.setString(2, key.messageId().value());
@@ -175,7 +167,7 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         }
     }
 
-    private static Optional<Fingerprint> fingerprint(Connection c, InboxKey key) throws SQLException {
+    static Optional<Fingerprint> fingerprint(Connection c, InboxKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(SELECT_FINGERPRINT)) {
             ps.setString(1, key.consumer().value());
             ps.setString(2, key.messageId().value());
@@ -185,7 +177,7 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         }
     }
 
-    private static void log(InboxKey key, Outcome outcome) {
+    static void log(InboxKey key, Outcome outcome) {
         if (outcome instanceof Outcome.Rejected r) {
             LOG.warn("inbox consumer={} message_id={} decision=rejected reason=\"{}\"", key.consumer(), key.messageId(),
                     r.reason());

@@ -1,0 +1,81 @@
+package dev.idemkit.adapters.postgres;
+
+import dev.idemkit.ports.out.Effect;
+import dev.idemkit.ports.out.EffectFailedException;
+import dev.idemkit.ports.out.StoreUnavailableException;
+import jakarta.persistence.PersistenceException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+
+/**
+ * The template of every joined store, the caller-owned twin of {@link Transactions}: a SAVEPOINT in the caller's
+ * transaction, the store's statement and the effect, then RELEASE. Never a commit or a rollback of the caller's
+ * transaction: when the effect throws, when the store's SQL fails or when a statement aborted the transaction, it
+ * rolls back TO the savepoint (the key and the effect's writes are gone, the caller's earlier work stays and its
+ * transaction is usable again) and the caller hears the failure, so a caller that catches it and commits keeps
+ * neither key nor effect. A duplicate is a statement that inserted nothing: nothing to undo, the transaction goes on.
+ */
+final class Joined {
+    private Joined() {}
+
+    /** A joined store's body on the caller's connection. */
+    @FunctionalInterface
+    interface Body<R> {
+        R run(Connection c, JoinedUnitOfWork unit) throws SQLException;
+    }
+
+    static <R> R run(CallerTransaction tx, String what, Body<R> body) {
+        Connection c = tx.connection();
+        Savepoint savepoint;
+        try {
+            if (Sql.aborted(c)) {
+                throw new IllegalStateException("the caller's transaction is already aborted (a statement in it failed)"
+                        + " before " + what + ": roll it back and retry");
+            }
+            savepoint = c.setSavepoint();
+        } catch (SQLException e) {
+            throw Sql.unavailable(what, e);
+        }
+        try {
+            R result = body.run(c, new JoinedUnitOfWork(c));
+            if (Sql.aborted(c)) {
+                throw new StoreUnavailableException("PostgreSQL aborted the caller's transaction during " + what
+                        + ": a statement failed (an effect that catches an SQLException cannot go on in the same"
+                        + " transaction); rolled back to before the key, nothing of it will commit", null);
+            }
+            c.releaseSavepoint(savepoint);
+            return result;
+        } catch (Transactions.EffectThrew e) {
+            rollbackTo(c, savepoint);
+            throw EffectFailedException.propagate(e.getCause());
+        } catch (SQLException | PersistenceException e) {
+            rollbackTo(c, savepoint);
+            throw Sql.unavailable(what, e);
+        } catch (RuntimeException | Error e) {
+            rollbackTo(c, savepoint);
+            throw e;
+        }
+    }
+
+    /** Runs the effect in the caller's transaction and flushes the caller's pending changes (JPA). */
+    static <R> R effect(CallerTransaction tx, Effect<? super JoinedUnitOfWork, R> effect, JoinedUnitOfWork unit) {
+        try {
+            R r = effect.run(unit);
+            tx.flush();
+            return r;
+        } catch (StoreUnavailableException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new Transactions.EffectThrew(t);
+        }
+    }
+
+    private static void rollbackTo(Connection c, Savepoint savepoint) {
+        try {
+            c.rollback(savepoint);
+        } catch (SQLException ignored) {
+            // the connection is broken: the caller's commit fails and the server rolls everything back
+        }
+    }
+}

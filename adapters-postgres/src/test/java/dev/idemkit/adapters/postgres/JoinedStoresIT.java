@@ -1,0 +1,285 @@
+package dev.idemkit.adapters.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idemkit.domain.Fingerprint;
+import dev.idemkit.domain.Outcome;
+import dev.idemkit.domain.inbox.Inbox;
+import dev.idemkit.domain.inbox.InboxKey;
+import dev.idemkit.ports.out.Guarded;
+import dev.idemkit.ports.out.StoreUnavailableException;
+import jakarta.persistence.EntityManager;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The joined stores inside transactions the test owns: the key's fate is the caller's commit, a duplicate leaves the
+ * caller's transaction usable, a failing effect leaves nothing even when the caller catches it and commits, and no
+ * transaction is a clear error, never an auto-commit.
+ */
+class JoinedStoresIT {
+    private static TestDatabase pg;
+    private static Accounts accounts;
+
+    @BeforeAll
+    static void start() {
+        pg = TestDatabase.start(8);
+        accounts = new Accounts(pg);
+    }
+
+    @AfterAll
+    static void stop() {
+        pg.close();
+    }
+
+    private static String fresh(String prefix) {
+        return prefix + "-" + UUID.randomUUID();
+    }
+
+    private static long keys(String consumer) {
+        return pg.queryLong("SELECT count(*) FROM processed_messages WHERE consumer = ?", consumer);
+    }
+
+    @Test
+    void keyAndEffectCommitWithTheCallersCommitAndNotBefore() throws SQLException {
+        String consumer = fresh("c");
+        String account = fresh("acc");
+        try (Connection c = pg.connection()) {
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jdbc(c));
+            Guarded<String> r = inbox.runOnce(InboxKey.of(consumer, "m-1"), Fingerprint.of("body"), work -> {
+                CallerHarness.credit(work.connection(), account, 10);
+                return "done";
+            });
+            assertThat(r.outcome()).isEqualTo(Outcome.PROCESSED);
+            assertThat(r.value()).contains("done");
+            assertThat(keys(consumer)).as("nothing visible before the caller commits").isZero();
+            assertThat(accounts.balance(account)).isZero();
+            c.commit();
+        }
+        assertThat(keys(consumer)).isEqualTo(1);
+        assertThat(accounts.balance(account)).isEqualTo(10);
+    }
+
+    @Test
+    void theCallersRollbackTakesKeyAndEffectBackAndTheRedeliveryRunsOnce() throws SQLException {
+        String consumer = fresh("c");
+        String account = fresh("acc");
+        InboxKey key = InboxKey.of(consumer, "m-1");
+        try (Connection c = pg.connection()) {
+            new JoinedInboxStore(CallerTransaction.jdbc(c)).runOnce(key, Fingerprint.of("body"), work -> {
+                CallerHarness.credit(work.connection(), account, 10);
+                return null;
+            });
+            c.rollback();
+        }
+        assertThat(keys(consumer)).isZero();
+        assertThat(accounts.balance(account)).isZero();
+        for (int i = 0; i < 3; i++) {
+            try (Connection c = pg.connection()) {
+                new JoinedInboxStore(CallerTransaction.jdbc(c)).runOnce(key, Fingerprint.of("body"), work -> {
+                    CallerHarness.credit(work.connection(), account, 10);
+                    return null;
+                });
+                c.commit();
+            }
+        }
+        assertThat(accounts.balance(account)).isEqualTo(10);
+    }
+
+    @Test
+    void aDuplicateLeavesTheCallersTransactionUsableAndItsOwnWorkCommits() throws SQLException {
+        String consumer = fresh("c");
+        String account = fresh("acc");
+        String other = fresh("acc");
+        InboxKey key = InboxKey.of(consumer, "m-1");
+        try (Connection c = pg.connection()) {
+            new JoinedInboxStore(CallerTransaction.jdbc(c)).runOnce(key, Fingerprint.of("body"), work -> null);
+            c.commit();
+        }
+        try (Connection c = pg.connection()) {
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jdbc(c));
+            CallerHarness.credit(c, other, 5); // the caller's own work before the call
+            Guarded<Object> dup = inbox.runOnce(key, Fingerprint.of("body"), work -> {
+                throw new AssertionError("a duplicate ran its effect");
+            });
+            Guarded<Object> reused = inbox.runOnce(key, Fingerprint.of("another body"), work -> {
+                throw new AssertionError("a reused id ran its effect");
+            });
+            assertThat(dup.outcome()).isEqualTo(Outcome.DUPLICATE);
+            assertThat(reused.outcome()).isEqualTo(Outcome.rejected(Inbox.REUSED_ID));
+            CallerHarness.credit(c, account, 7); // and after it: the transaction was not aborted
+            assertThat(Sql.aborted(c)).isFalse();
+            c.commit();
+        }
+        assertThat(accounts.balance(other)).isEqualTo(5);
+        assertThat(accounts.balance(account)).isEqualTo(7);
+    }
+
+    @Test
+    void aFailingEffectLeavesNothingEvenWhenTheCallerCatchesItAndCommits() throws SQLException {
+        String consumer = fresh("c");
+        String account = fresh("acc");
+        String before = fresh("acc");
+        try (Connection c = pg.connection()) {
+            CallerHarness.credit(c, before, 3);
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jdbc(c));
+            assertThatThrownBy(() -> inbox.runOnce(InboxKey.of(consumer, "m-1"), Fingerprint.of("b"), work -> {
+                CallerHarness.credit(work.connection(), account, 10);
+                throw new IllegalStateException("boom after the credit");
+            })).isInstanceOf(IllegalStateException.class).hasMessage("boom after the credit");
+            c.commit(); // a caller that swallowed the failure
+        }
+        assertThat(keys(consumer)).as("key").isZero();
+        assertThat(accounts.balance(account)).as("the effect's credit").isZero();
+        assertThat(accounts.balance(before)).as("the caller's own earlier work").isEqualTo(3);
+    }
+
+    @Test
+    void anEffectThatSwallowsAnSqlErrorFailsInsteadOfReportingProcessed() throws SQLException {
+        String consumer = fresh("c");
+        try (Connection c = pg.connection()) {
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jdbc(c));
+            assertThatThrownBy(() -> inbox.runOnce(InboxKey.of(consumer, "m-1"), Fingerprint.of("b"), work -> {
+                try (Statement s = work.connection().createStatement()) {
+                    s.execute("SELECT 1/0");
+                } catch (SQLException swallowed) {
+                    // the transaction is aborted now
+                }
+                return null;
+            })).isInstanceOf(StoreUnavailableException.class).hasMessageContaining("aborted");
+            assertThat(Sql.aborted(c)).as("rolled back to the savepoint: the caller can go on").isFalse();
+            c.commit();
+        }
+        assertThat(keys(consumer)).isZero();
+    }
+
+    @Test
+    void noTransactionIsAClearErrorAndWritesNothing() throws SQLException {
+        String consumer = fresh("c");
+        try (Connection c = pg.connection()) {
+            c.setAutoCommit(true);
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jdbc(c));
+            assertThatThrownBy(() -> inbox.runOnce(InboxKey.of(consumer, "m-1"), Fingerprint.of("b"), work -> null))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("auto-commit");
+            c.setAutoCommit(false);
+        }
+        EntityManager em = pg.db().entityManagerFactory().createEntityManager();
+        try {
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jpa(em));
+            assertThatThrownBy(() -> inbox.runOnce(InboxKey.of(consumer, "m-2"), Fingerprint.of("b"), work -> null))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("no active transaction");
+        } finally {
+            em.close();
+        }
+        assertThat(keys(consumer)).isZero();
+    }
+
+    @Test
+    void anAlreadyAbortedCallerTransactionIsAClearError() throws SQLException {
+        try (Connection c = pg.connection()) {
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT 1/0");
+            } catch (SQLException expected) {
+                // aborted by the caller's own statement
+            }
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jdbc(c));
+            assertThatThrownBy(() -> inbox.runOnce(InboxKey.of(fresh("c"), "m-1"), Fingerprint.of("b"), work -> null))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("already aborted");
+            c.rollback();
+        }
+    }
+
+    @Test
+    void aJpaEntityWrittenInTheEffectCommitsWithTheKeyInTheCallersEntityManager() {
+        String consumer = fresh("c");
+        String account = fresh("acc");
+        EntityManager em = pg.db().entityManagerFactory().createEntityManager();
+        try {
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jpa(em));
+            em.getTransaction().begin();
+            Outcome first = inbox.runOnce(InboxKey.of(consumer, "m-1"), Fingerprint.of("b"), work -> {
+                em.persist(new Account(account, 42));
+                return null;
+            }).outcome();
+            Outcome again = inbox.runOnce(InboxKey.of(consumer, "m-1"), Fingerprint.of("b"), work -> {
+                throw new AssertionError("ran twice");
+            }).outcome();
+            em.getTransaction().commit();
+            assertThat(first).isEqualTo(Outcome.PROCESSED);
+            assertThat(again).isEqualTo(Outcome.DUPLICATE);
+        } finally {
+            em.close();
+        }
+        assertThat(keys(consumer)).isEqualTo(1);
+        assertThat(accounts.balance(account)).isEqualTo(42);
+    }
+
+    @Test
+    void aSecondCallerWaitsForTheFirstsTransactionAndThenSeesADuplicateOrRunsIfItRolledBack() throws Exception {
+        for (boolean firstCommits : new boolean[] {true, false}) {
+            String consumer = fresh("c");
+            String account = fresh("acc");
+            InboxKey key = InboxKey.of(consumer, "m-1");
+            try (Connection first = pg.connection()) {
+                new JoinedInboxStore(CallerTransaction.jdbc(first)).runOnce(key, Fingerprint.of("b"), work -> {
+                    CallerHarness.credit(work.connection(), account, 10);
+                    return null;
+                });
+                CompletableFuture<Outcome> second = CompletableFuture.supplyAsync(() -> {
+                    try (Connection c = pg.connection()) {
+                        Outcome o = new JoinedInboxStore(CallerTransaction.jdbc(c)).runOnce(key, Fingerprint.of("b"),
+                                work -> {
+                                    CallerHarness.credit(work.connection(), account, 10);
+                                    return null;
+                                }).outcome();
+                        c.commit();
+                        return o;
+                    } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                Thread.sleep(300);
+                assertThat(second).as("blocked on the first caller's uncommitted key").isNotDone();
+                if (firstCommits) {
+                    first.commit();
+                } else {
+                    first.rollback();
+                }
+                assertThat(second.get(10, TimeUnit.SECONDS))
+                        .isEqualTo(firstCommits ? Outcome.DUPLICATE : Outcome.PROCESSED);
+            }
+            assertThat(accounts.balance(account)).as("first commits: %s", firstCommits).isEqualTo(10);
+            assertThat(keys(consumer)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void versionedAndUpsertJoinTheCallersTransactionToo() throws SQLException {
+        String product = fresh("p");
+        String order = fresh("o");
+        try (Connection c = pg.connection()) {
+            CallerTransaction tx = CallerTransaction.jdbc(c);
+            JoinedVersionedStore<Long> prices = new JoinedVersionedStore<>(tx, ProductPrice.table());
+            JoinedUpsertStore<String> shipments = new JoinedUpsertStore<>(tx, Shipment.table());
+            assertThat(prices.apply(new dev.idemkit.domain.versioned.VersionedEvent<>(product,
+                    dev.idemkit.domain.Version.of(2), 200L), work -> null)).isEqualTo(Outcome.PROCESSED);
+            assertThat(prices.apply(new dev.idemkit.domain.versioned.VersionedEvent<>(product,
+                    dev.idemkit.domain.Version.of(1), 100L), work -> null)).isEqualTo(Outcome.STALE);
+            assertThat(shipments.insertIfAbsent(dev.idemkit.domain.NaturalKey.of(order), "here", work -> null))
+                    .isEqualTo(Outcome.PROCESSED);
+            assertThat(shipments.insertIfAbsent(dev.idemkit.domain.NaturalKey.of(order), "there", work -> null))
+                    .isEqualTo(Outcome.DUPLICATE);
+            c.rollback();
+        }
+        assertThat(pg.queryLong("SELECT count(*) FROM product_prices WHERE id = ?", product)).isZero();
+        assertThat(pg.queryLong("SELECT count(*) FROM shipments WHERE order_id = ?", order)).isZero();
+    }
+}
