@@ -1,0 +1,152 @@
+package dev.idemkit.spring;
+
+import dev.idemkit.adapters.postgres.JoinedInboxStore;
+import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.domain.retry.Backoff;
+import dev.idemkit.domain.retry.Jitter;
+import dev.idemkit.domain.retry.RetryPolicy;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.HashSet;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.amqp.rabbit.config.AbstractRabbitListenerContainerFactory;
+import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * idemkit in a Spring Boot service, from {@code idemkit.*} properties; every bean backs off when the service defines
+ * its own. With a {@link DataSource} and idemkit-adapters-postgres: idemkit's tables (unless
+ * {@code idemkit.postgres.migrations=none}) and an {@link IdempotentInbox} that joins the service's transactions.
+ * With spring-rabbit and {@code idemkit.rabbit.idempotent-listeners=true}: every {@code @RabbitListener} of Boot's
+ * container factory through the inbox, retry and dead-letter queue. With a Micrometer registry: meters.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+        "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"})
+@ConditionalOnProperty(prefix = "idemkit", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdemkitProperties.class)
+public class IdemkitAutoConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(IdemkitAutoConfiguration.class);
+
+    @Bean
+    @ConditionalOnMissingBean
+    InboxMeters idemkitInboxMeters(ObjectProvider<MeterRegistryHolder> registry) {
+        return registry.getIfAvailable(() -> () -> InboxMeters.NONE).meters();
+    }
+
+    /** The Micrometer bridge, only when Micrometer is on the class path (it is optional). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    static class Metrics {
+        @Bean
+        @ConditionalOnBean(MeterRegistry.class)
+        MeterRegistryHolder idemkitMeterRegistryHolder(MeterRegistry registry) {
+            MicrometerInboxMeters meters = new MicrometerInboxMeters(registry);
+            return () -> meters;
+        }
+    }
+
+    /** Lets the meters bean depend on Micrometer without naming it where it may be absent. */
+    @FunctionalInterface
+    interface MeterRegistryHolder {
+        InboxMeters meters();
+    }
+
+    /** The PostgreSQL inbox in the service's transactions. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(JoinedInboxStore.class)
+    @ConditionalOnBean(DataSource.class)
+    static class Postgres {
+        @Bean
+        @ConditionalOnMissingBean
+        IdemkitSchema idemkitSchema(DataSource dataSource, IdemkitProperties properties) {
+            String schema = Optional.ofNullable(properties.getPostgres().getSchema()).orElseGet(() -> current(dataSource));
+            if (properties.getPostgres().getMigrations() == IdemkitProperties.Migrations.IDEMKIT) {
+                PostgresDatabase.applyMigrations(dataSource, schema);
+            } else {
+                LOG.info("idemkit migrations left to the service (idemkit.postgres.migrations=none), schema {}", schema);
+            }
+            return new IdemkitSchema(schema);
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        IdempotentInbox idempotentInbox(DataSource dataSource, IdemkitSchema schema, InboxMeters meters) {
+            LOG.info("idemkit inbox joins the service's transactions on schema {}: exactly-once effect for writes in"
+                    + " the same transaction", schema.name());
+            return new IdempotentInbox(new JoinedInboxStore(new SpringCallerTransaction(dataSource)), meters);
+        }
+
+        private static String current(DataSource dataSource) {
+            try (Connection c = dataSource.getConnection()) {
+                String schema = c.getSchema();
+                return schema == null || schema.isBlank() ? "public" : schema;
+            } catch (SQLException e) {
+                throw new IllegalStateException("idemkit could not read the data source's current schema; set"
+                        + " idemkit.postgres.schema", e);
+            }
+        }
+    }
+
+    /** Idempotent {@code @RabbitListener}s. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({AbstractRabbitListenerContainerFactory.class, JoinedInboxStore.class})
+    @ConditionalOnProperty(prefix = "idemkit.rabbit", name = "idempotent-listeners", havingValue = "true")
+    static class Rabbit {
+        @Bean
+        @ConditionalOnMissingBean
+        IdempotentListenerAdvice idempotentListenerAdvice(IdempotentInbox inbox,
+                PlatformTransactionManager transactionManager, ConnectionFactory connectionFactory,
+                IdemkitProperties properties, InboxMeters meters) {
+            IdemkitProperties.Retry r = properties.getRetry();
+            RetryPolicy policy = RetryPolicy.defaults().withMaxAttempts(r.getMaxAttempts())
+                    .withBackoff(Backoff.exponential(r.getBaseDelay(), r.getMaxDelay(), Jitter.FULL));
+            Clock clock = Clock.systemUTC();
+            return new IdempotentListenerAdvice(inbox, new TransactionTemplate(transactionManager),
+                    new RabbitDeadLetters(connectionFactory, meters, clock), policy,
+                    new HashSet<>(properties.getRabbit().getQueues()), clock);
+        }
+
+        /** Appends the advice to Boot's listener container factory (keeping any advice the service set). */
+        @Bean
+        static BeanPostProcessor idemkitListenerFactoryAdvice(ObjectProvider<IdempotentListenerAdvice> advice) {
+            return new BeanPostProcessor() {
+                @Override
+                public Object postProcessAfterInitialization(Object bean, String beanName) {
+                    if (bean instanceof AbstractRabbitListenerContainerFactory<?> factory
+                            && "rabbitListenerContainerFactory".equals(beanName)) {
+                        org.aopalliance.aop.Advice[] existing = factory.getAdviceChain();
+                        org.aopalliance.aop.Advice[] chain = existing == null ? new org.aopalliance.aop.Advice[1]
+                                : java.util.Arrays.copyOf(existing, existing.length + 1);
+                        chain[chain.length - 1] = advice.getObject();
+                        factory.setAdviceChain(chain);
+                    }
+                    return bean;
+                }
+            };
+        }
+    }
+
+    /** The schema idemkit's tables are in (after its migrations ran, when idemkit applies them). */
+    public record IdemkitSchema(String name) {}
+}

@@ -1,0 +1,237 @@
+package dev.idemkit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.idemkit.adapters.postgres.PostgresSettings;
+import dev.idemkit.domain.Outcome;
+import dev.idemkit.domain.deadletter.AttemptHistory;
+import dev.idemkit.domain.deadletter.DeadLetterHeaders;
+import dev.idemkit.spring.sample.Credits;
+import dev.idemkit.spring.sample.SampleService;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
+import org.springframework.amqp.rabbit.core.RabbitAdmin;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * The sample Spring Boot service against the local PostgreSQL and RabbitMQ, in a schema and a queue of its own:
+ * the inbox joins {@code @Transactional}, a {@code @RabbitListener} becomes idempotent by configuration, with the
+ * core's retry and dead-letter semantics.
+ */
+@SpringBootTest(classes = SampleService.class)
+class SampleServiceIT {
+    private static final String RUN = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String SCHEMA = "idemkit_spring_" + RUN;
+    private static final String QUEUE = "idemkit.spring.credits." + RUN;
+    private static final PostgresSettings PG = PostgresSettings.fromEnvironment();
+
+    @DynamicPropertySource
+    static void properties(DynamicPropertyRegistry registry) {
+        String url = PG.url() + (PG.url().contains("?") ? "&" : "?") + "currentSchema=" + SCHEMA;
+        registry.add("spring.datasource.url", () -> url);
+        registry.add("spring.datasource.username", PG::user);
+        registry.add("spring.datasource.password", PG::password);
+        registry.add("spring.rabbitmq.host", () -> env("IDEMKIT_RABBIT_HOST", "127.0.0.1"));
+        registry.add("spring.rabbitmq.port", () -> env("IDEMKIT_RABBIT_PORT", "5672"));
+        registry.add("spring.rabbitmq.listener.simple.concurrency", () -> "4");
+        registry.add("sample.queue", () -> QUEUE);
+        registry.add("idemkit.postgres.schema", () -> SCHEMA);
+        registry.add("idemkit.rabbit.idempotent-listeners", () -> "true");
+        registry.add("idemkit.retry.max-attempts", () -> "3");
+        registry.add("idemkit.retry.base-delay", () -> "20ms");
+        registry.add("idemkit.retry.max-delay", () -> "100ms");
+    }
+
+    private static String env(String name, String fallback) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? fallback : v;
+    }
+
+    @Autowired
+    Credits credits;
+    @Autowired
+    IdempotentInbox inbox;
+    @Autowired
+    JdbcTemplate jdbc;
+    @Autowired
+    RabbitTemplate rabbit;
+    @Autowired
+    RabbitAdmin admin;
+    @Autowired
+    MeterRegistry meters;
+
+    @BeforeEach
+    void tables() {
+        jdbc.execute("CREATE TABLE IF NOT EXISTS accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
+        jdbc.execute("CREATE TABLE IF NOT EXISTS notes (text text NOT NULL)");
+    }
+
+    @AfterAll
+    static void dropSchemaAndQueues() throws Exception {
+        try (Connection c = DriverManager.getConnection(PG.url(), PG.user(), PG.password());
+                Statement s = c.createStatement()) {
+            s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+        }
+        com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+        f.setHost(env("IDEMKIT_RABBIT_HOST", "127.0.0.1"));
+        f.setPort(Integer.parseInt(env("IDEMKIT_RABBIT_PORT", "5672")));
+        try (com.rabbitmq.client.Connection c = f.newConnection(); com.rabbitmq.client.Channel ch = c.createChannel()) {
+            ch.queueDelete(QUEUE);
+            ch.queueDelete(QUEUE + ".dlq");
+        }
+    }
+
+    private String account() {
+        String id = "acc-" + UUID.randomUUID();
+        jdbc.update("INSERT INTO accounts (id, balance) VALUES (?, 0)", id);
+        return id;
+    }
+
+    private long keys(String consumer, String messageId) {
+        Long n = jdbc.queryForObject("SELECT count(*) FROM processed_messages WHERE consumer = ? AND message_id = ?",
+                Long.class, consumer, messageId);
+        return n == null ? 0 : n;
+    }
+
+    private long balance(String account) {
+        Long b = jdbc.queryForObject("SELECT balance FROM accounts WHERE id = ?", Long.class, account);
+        return b == null ? 0 : b;
+    }
+
+    @Test
+    void theSameMessageThreeTimesIsCreditedOnce() {
+        String account = account();
+        String id = UUID.randomUUID().toString();
+        List<Outcome> outcomes = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            outcomes.add(credits.credit(id, "{\"amount\":150}", account, 150));
+        }
+        assertThat(outcomes).containsExactly(Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.DUPLICATE);
+        assertThat(balance(account)).isEqualTo(150);
+        assertThat(meters.get("idemkit.inbox.deliveries").tag("consumer", "credits").tag("outcome", "duplicate")
+                .counter().count()).isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void aMethodThatThrowsAfterTheCreditKeepsNeitherKeyNorCreditAndTheRedeliveryCreditsOnce() {
+        String account = account();
+        String id = UUID.randomUUID().toString();
+        assertThatThrownBy(() -> credits.creditThenFail(id, "b", account, 70))
+                .isInstanceOf(IllegalStateException.class).hasMessage("failed after the credit");
+        assertThat(keys("credits", id)).isZero();
+        assertThat(balance(account)).isZero();
+        assertThat(credits.credit(id, "b", account, 70)).isEqualTo(Outcome.PROCESSED);
+        assertThat(credits.credit(id, "b", account, 70)).isEqualTo(Outcome.DUPLICATE);
+        assertThat(balance(account)).isEqualTo(70);
+    }
+
+    @Test
+    void aDuplicateNeverMarksTheCallersTransactionRollbackOnly() {
+        String account = account();
+        String id = UUID.randomUUID().toString();
+        credits.credit(id, "b", account, 5);
+        String note = "note-" + UUID.randomUUID();
+        assertThat(credits.duplicateThenOwnWork(id, "b", account, note)).as("rollback-only").isFalse();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM notes WHERE text = ?", Long.class, note)).isEqualTo(1);
+        assertThat(balance(account)).isEqualTo(5);
+    }
+
+    @Test
+    void badInputIsAClearErrorAndWritesNothing() {
+        String account = account();
+        assertThatThrownBy(() -> credits.creditWithoutTransaction(UUID.randomUUID().toString(), "b", account, 1))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("@Transactional");
+        assertThatThrownBy(() -> credits.credit(null, "b", account, 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("message id");
+        assertThatThrownBy(() -> credits.credit("x".repeat(256), "b", account, 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("255");
+        assertThat(balance(account)).isZero();
+    }
+
+    private void send(String messageId, String body) {
+        MessageProperties p = new MessageProperties();
+        if (messageId != null) {
+            p.setMessageId(messageId);
+        }
+        p.setContentType(MessageProperties.CONTENT_TYPE_TEXT_PLAIN);
+        rabbit.send("", QUEUE, new Message(body.getBytes(StandardCharsets.UTF_8), p));
+    }
+
+    @Test
+    void anIdempotentRabbitListenerCreditsAThousandMessagesWithThirtyPercentDuplicatesExactly() {
+        String account = account();
+        Random random = new Random(42);
+        List<String[]> sends = new ArrayList<>();
+        long expected = 0;
+        for (int i = 0; i < 700; i++) {
+            long amount = 1 + random.nextInt(100);
+            expected += amount;
+            sends.add(new String[] {"m-" + RUN + "-" + i, account + ":" + amount});
+        }
+        for (int i = 0; i < 300; i++) {
+            sends.add(sends.get(random.nextInt(700))); // the same id with the same body: a redelivery
+        }
+        Collections.shuffle(sends, random);
+        for (String[] s : sends) {
+            send(s[0], s[1]);
+        }
+        long total = expected;
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            assertThat(balance(account)).isEqualTo(total);
+            assertThat(admin.getQueueInfo(QUEUE).getMessageCount()).isZero();
+        });
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_messages WHERE consumer = ? AND message_id"
+                + " LIKE ?", Long.class, QUEUE, "m-" + RUN + "-%")).isEqualTo(700);
+    }
+
+    @Test
+    void aPoisonMessageReachesTheDeadLetterQueueWithItsReasonAfterTheConfiguredAttempts() {
+        String id = "poison-" + UUID.randomUUID();
+        send(id, "poison");
+        send(null, "acc:1"); // no message id: malformed, at once
+        List<Message> dead = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            Message m = rabbit.receive(QUEUE + ".dlq", 200);
+            if (m != null) {
+                dead.add(m);
+            }
+            return dead.size() == 2;
+        });
+        Message poison = dead.stream().filter(m -> id.equals(m.getMessageProperties().getMessageId())).findFirst()
+                .orElseThrow();
+        MessageProperties p = poison.getMessageProperties();
+        assertThat(new String(poison.getBody(), StandardCharsets.UTF_8)).isEqualTo("poison");
+        assertThat((String) p.getHeader(DeadLetterHeaders.REASON))
+                .isEqualTo("gave up after 3 attempts: IllegalStateException: cannot process this credit");
+        assertThat((String) p.getHeader(DeadLetterHeaders.ORIGIN_QUEUE)).isEqualTo(QUEUE);
+        assertThat(AttemptHistory.decode(p.getHeader(DeadLetterHeaders.ATTEMPTS).toString())).hasSize(3);
+        Message noId = dead.stream().filter(m -> m.getMessageProperties().getMessageId() == null).findFirst()
+                .orElseThrow();
+        assertThat(noId.getMessageProperties().getHeader(DeadLetterHeaders.REASON).toString())
+                .startsWith("malformed message: ");
+        assertThat(keys(QUEUE, id)).isZero();
+        assertThat(meters.get("idemkit.dead.letters").tag("queue", QUEUE).counter().count()).isEqualTo(2);
+        assertThat(admin.getQueueInfo(QUEUE).getMessageCount()).isZero();
+    }
+}

@@ -1,0 +1,60 @@
+package dev.idemkit.spring;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * DESIGN.md section 1 for the starter: it sits beside app, over ports and domain, with the PostgreSQL adapter as an
+ * optional dependency; nothing of idemkit's core or adapters knows Spring, and the starter knows no other module.
+ */
+class StarterArchitectureTest {
+    private static final String ROOT = "dev.idemkit";
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importClasses() {
+        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(location -> !location.contains("-tests.jar")).importPackages(ROOT);
+    }
+
+    @Test
+    void theStarterAndTheModulesItUsesAreImported() {
+        for (String pkg : new String[] {"domain", "ports", "adapters.postgres", "spring"}) {
+            assertThat(classes.stream().anyMatch(c -> c.getPackageName().startsWith(ROOT + "." + pkg)))
+                    .as("classes of %s imported", pkg).isTrue();
+        }
+    }
+
+    @Test
+    void onlyTheStarterNamesSpring() {
+        ArchRule rule = noClasses().that().resideInAPackage(ROOT + "..").and().resideOutsideOfPackage(ROOT + ".spring..")
+                .should().dependOnClassesThat().resideInAnyPackage("org.springframework..")
+                .because("domain, ports and adapters stay framework-free; Spring lives in spring-boot-starter");
+        rule.check(classes);
+    }
+
+    @Test
+    void theStarterNamesNoOtherAdapterNorTheAppNorTheExercises() {
+        ArchRule rule = noClasses().that().resideInAPackage(ROOT + ".spring..")
+                .should().dependOnClassesThat().resideInAnyPackage(ROOT + ".app..", ROOT + ".exercises..",
+                        ROOT + ".benchmarks..", ROOT + ".adapters.redis..", ROOT + ".adapters.rabbit..",
+                        ROOT + ".adapters.sqs..", ROOT + ".adapters.kafka..")
+                .because("the starter depends on ports, domain and, optionally, adapters-postgres (DESIGN.md section 1)");
+        rule.check(classes);
+    }
+
+    @Test
+    void theCoreNeverNamesTheStarter() {
+        ArchRule rule = noClasses().that().resideInAnyPackage(ROOT + ".domain..", ROOT + ".ports..", ROOT + ".adapters..")
+                .should().dependOnClassesThat().resideInAPackage(ROOT + ".spring..")
+                .because("the starter builds on the core, never the other way round");
+        rule.check(classes);
+    }
+}
