@@ -38,7 +38,12 @@ final class Joined {
             throw Sql.unavailable(what, e);
         }
         try {
-            R result = body.run(c, new JoinedUnitOfWork(c));
+            JoinedUnitOfWork unit = new JoinedUnitOfWork(c);
+            R result = body.run(c, unit);
+            if (unit.abandoned()) { // the store's own verdict (a 5xx, a lock wait given up): keep nothing, no error
+                c.rollback(savepoint);
+                return result;
+            }
             if (Sql.aborted(c)) {
                 throw new StoreUnavailableException("PostgreSQL aborted the caller's transaction during " + what
                         + ": a statement failed (an effect that catches an SQLException cannot go on in the same"

@@ -12,9 +12,19 @@ import java.util.Objects;
  */
 public final class JoinedUnitOfWork implements UnitOfWork {
     private final Connection connection;
+    private boolean abandoned;
 
     JoinedUnitOfWork(Connection connection) {
         this.connection = Objects.requireNonNull(connection, "connection");
+    }
+
+    /** A store's verdict: nothing of this call is to be kept (rolled back to its savepoint), without failing. */
+    void abandon() {
+        abandoned = true;
+    }
+
+    boolean abandoned() {
+        return abandoned;
     }
 
     /** The JDBC connection of the caller's transaction. */

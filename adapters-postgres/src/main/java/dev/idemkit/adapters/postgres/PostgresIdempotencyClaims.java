@@ -53,25 +53,54 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
                 unit -> claimAndRun(unit, key, fingerprint, policy, deadline, effect));
     }
 
+    /** How a claim's transaction runs the request's effect and gives up its work, in either kind of store. */
+    interface ClaimUnit {
+        StoredResponse runEffect();
+
+        /** Nothing of this attempt is kept: neither the claim nor the effect's writes. */
+        void abandon();
+    }
+
     private static Attempt claimAndRun(JpaUnitOfWork unit, ScopedKey key, Fingerprint fingerprint, KeyPolicy policy,
             long deadline, Effect<? super JpaUnitOfWork, StoredResponse> effect) throws SQLException {
-        Connection c = unit.rawConnection();
-        // what is left of the wait once a pooled connection is in hand (waiting for one counts against it)
+        return claimAndRun(unit.rawConnection(), key, fingerprint, policy, deadline, false, new ClaimUnit() {
+            @Override
+            public StoredResponse runEffect() {
+                return Transactions.effect(effect, unit);
+            }
+
+            @Override
+            public void abandon() {
+                unit.setRollbackOnly();
+            }
+        });
+    }
+
+    /**
+     * The claim held in the current transaction of {@code c}, then the effect and the stored response in it. The claim
+     * waits at most until {@code deadline} for a row lock ({@code lock_timeout}, transaction-local); with {@code
+     * restoreLockTimeout} the transaction's own setting is put back after the claim (a caller's transaction goes on
+     * after it).
+     */
+    static Attempt claimAndRun(Connection c, ScopedKey key, Fingerprint fingerprint, KeyPolicy policy, long deadline,
+            boolean restoreLockTimeout, ClaimUnit unit) throws SQLException {
+        // what is left of the wait once a connection is in hand (waiting for one counts against it)
         long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-        try (PreparedStatement ps = c.prepareStatement(SET_LOCK_TIMEOUT)) {
-            ps.setString(1, leftMillis + "ms");
-            ps.execute();
-        }
+        String previous = restoreLockTimeout ? currentLockTimeout(c) : null;
+        setLockTimeout(c, leftMillis + "ms");
         Optional<Begin> claim;
         try {
             claim = PostgresIdempotencyRecords.claimOrRead(c, key, fingerprint, UUID.randomUUID().toString(),
                     policy.ttl());
         } catch (SQLException e) {
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                unit.setRollbackOnly();
+                unit.abandon();
                 return new Attempt.Busy();
             }
             throw e;
+        }
+        if (previous != null) {
+            setLockTimeout(c, previous);
         }
         if (claim.isEmpty()) {
             return new Attempt.Again();
@@ -80,14 +109,29 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
             return new Attempt.Held(held.live());
         }
         KeyRecord.InProgress mine = ((Begin.Claimed) claim.get()).claim();
-        StoredResponse response = Transactions.effect(effect, unit);
+        StoredResponse response = unit.runEffect();
         if (response.isServerError()) {
-            unit.setRollbackOnly();
+            unit.abandon();
         } else if (!PostgresIdempotencyRecords.complete(c, key, mine, response, policy.ttl())) {
             throw new StoreUnavailableException("the Idempotency-Key claim held in this transaction could not be"
                     + " completed; nothing was kept", null);
         }
         return new Attempt.Ran(response);
+    }
+
+    private static void setLockTimeout(Connection c, String value) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(SET_LOCK_TIMEOUT)) {
+            ps.setString(1, value);
+            ps.execute();
+        }
+    }
+
+    private static String currentLockTimeout(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT current_setting('lock_timeout')");
+                java.sql.ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getString(1);
+        }
     }
 
     @Override

@@ -12,12 +12,18 @@ import dev.idemkit.ports.out.BatchEffect;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
+import dev.idemkit.domain.httpkey.KeyPolicy;
+import dev.idemkit.domain.httpkey.KeyRecord;
+import dev.idemkit.domain.httpkey.ScopedKey;
+import dev.idemkit.domain.httpkey.StoredResponse;
+import dev.idemkit.ports.out.IdempotencyClaims;
 import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.out.UpsertStore;
 import dev.idemkit.ports.out.VersionedStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -118,6 +124,27 @@ final class CallerHarness {
             @Override
             public Optional<T> find(NaturalKey key) {
                 return inTransaction(() -> store.find(key));
+            }
+        };
+    }
+
+    /** Each attempt in a transaction of its own, as the flow requires of a caller (the starter's filter does the same). */
+    IdempotencyClaims<JoinedUnitOfWork> claims(JoinedIdempotencyClaims claims) {
+        return new IdempotencyClaims<>() {
+            @Override
+            public Attempt attempt(ScopedKey key, Fingerprint fingerprint, KeyPolicy policy, Duration wait,
+                    Effect<? super JoinedUnitOfWork, StoredResponse> effect) {
+                return inTransaction(() -> claims.attempt(key, fingerprint, policy, wait, effect));
+            }
+
+            @Override
+            public StoredResponse runWithoutKey(Effect<? super JoinedUnitOfWork, StoredResponse> effect) {
+                return inTransaction(() -> claims.runWithoutKey(effect));
+            }
+
+            @Override
+            public Optional<KeyRecord> find(ScopedKey key) {
+                return inTransaction(() -> claims.find(key));
             }
         };
     }

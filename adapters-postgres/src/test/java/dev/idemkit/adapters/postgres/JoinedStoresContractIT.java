@@ -1,9 +1,11 @@
 package dev.idemkit.adapters.postgres;
 
 import dev.idemkit.ports.contract.EffectCounter;
+import dev.idemkit.ports.contract.IdempotentRequestsContract;
 import dev.idemkit.ports.contract.InboxStoreContract;
 import dev.idemkit.ports.contract.UpsertStoreContract;
 import dev.idemkit.ports.contract.VersionedStoreContract;
+import dev.idemkit.ports.out.IdempotencyClaims;
 import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.out.UpsertStore;
 import dev.idemkit.ports.out.VersionedStore;
@@ -12,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 
 /**
- * The inbox, versioned and upsert contracts, unchanged, against the JOINED stores: each call inside a JDBC transaction
+ * The inbox, Idempotency-Key, versioned and upsert contracts, unchanged, against the JOINED stores: each call inside a JDBC transaction
  * that the test (the caller) opens and commits, never idemkit. Same laws as the self-managed stores: the model's
  * outcomes on random schedules, one effect for racing deliveries, a failing effect keeping nothing.
  */
@@ -41,6 +43,35 @@ class JoinedStoresContractIT {
         @Override
         protected EffectCounter<JoinedUnitOfWork> counter() {
             return caller.counter();
+        }
+    }
+
+    @Nested
+    class IdempotentRequests extends IdempotentRequestsContract<JoinedUnitOfWork> {
+        @Override
+        protected IdempotencyClaims<JoinedUnitOfWork> claims() {
+            return caller.claims(new JoinedIdempotencyClaims(caller.tx()));
+        }
+
+        @Override
+        protected void recordEffect(JoinedUnitOfWork work, String tag) throws Exception {
+            CallerHarness.credit(work.connection(), tag, 1);
+        }
+
+        @Override
+        protected long keptEffects(String tag) {
+            return caller.counter().read(tag);
+        }
+
+        @Override
+        protected boolean effectSharesTheClaimsTransaction() {
+            return true;
+        }
+
+        /** Each waiting attempt holds a pooled connection (a row lock): the pool (20) has room for these and more. */
+        @Override
+        protected int parallelism() {
+            return 12;
         }
     }
 

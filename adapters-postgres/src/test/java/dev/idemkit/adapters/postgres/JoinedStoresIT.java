@@ -282,4 +282,31 @@ class JoinedStoresIT {
         assertThat(pg.queryLong("SELECT count(*) FROM product_prices WHERE id = ?", product)).isZero();
         assertThat(pg.queryLong("SELECT count(*) FROM shipments WHERE order_id = ?", order)).isZero();
     }
+
+    @Test
+    void anIdempotencyKeyClaimPutsTheCallersLockTimeoutBackAndAFiveHundredKeepsNothing() throws SQLException {
+        String account = fresh("acc");
+        dev.idemkit.domain.httpkey.ScopedKey key = dev.idemkit.domain.httpkey.ScopedKey.of(
+                "client-" + UUID.randomUUID(), UUID.randomUUID().toString());
+        dev.idemkit.domain.httpkey.KeyPolicy policy = dev.idemkit.domain.httpkey.KeyPolicy.defaults();
+        try (Connection c = pg.connection()) {
+            try (Statement s = c.createStatement()) {
+                s.execute("SET LOCAL lock_timeout = '7s'");
+            }
+            CallerHarness.credit(c, account, 3); // the caller's own work before
+            JoinedIdempotencyClaims claims = new JoinedIdempotencyClaims(CallerTransaction.jdbc(c));
+            var attempt = claims.attempt(key, Fingerprint.of("req"), policy, java.time.Duration.ofSeconds(5), work -> {
+                CallerHarness.credit(work.connection(), account, 100);
+                return new dev.idemkit.domain.httpkey.StoredResponse(503, java.util.Map.of(), new byte[0]);
+            });
+            assertThat(attempt).isInstanceOf(dev.idemkit.ports.out.IdempotencyClaims.Attempt.Ran.class);
+            try (Statement s = c.createStatement(); var rs = s.executeQuery("SELECT current_setting('lock_timeout')")) {
+                rs.next();
+                assertThat(rs.getString(1)).as("the caller's lock_timeout").isEqualTo("7s");
+            }
+            assertThat(claims.find(key)).as("a 5xx keeps no key").isEmpty();
+            c.commit();
+        }
+        assertThat(accounts.balance(account)).as("the caller's credit, not the 5xx handler's").isEqualTo(3);
+    }
 }
