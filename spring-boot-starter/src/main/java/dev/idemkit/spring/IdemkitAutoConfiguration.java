@@ -1,10 +1,13 @@
 package dev.idemkit.spring;
 
+import dev.idemkit.adapters.postgres.JoinedIdempotencyClaims;
 import dev.idemkit.adapters.postgres.JoinedInboxStore;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.domain.httpkey.KeyPolicy;
 import dev.idemkit.domain.retry.Backoff;
 import dev.idemkit.domain.retry.Jitter;
 import dev.idemkit.domain.retry.RetryPolicy;
+import dev.idemkit.ports.service.IdempotentRequestService;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -25,6 +28,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -144,6 +148,31 @@ public class IdemkitAutoConfiguration {
                     return bean;
                 }
             };
+        }
+    }
+
+    /** The Idempotency-Key protocol for Spring MVC endpoints ({@code idemkit.http.paths}). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(value = JoinedInboxStore.class,
+            name = {"org.springframework.web.filter.OncePerRequestFilter", "jakarta.servlet.Filter"})
+    @ConditionalOnBean(DataSource.class)
+    @Conditional(OnHttpPathsCondition.class)
+    static class Http {
+        @Bean
+        @ConditionalOnMissingBean(name = "idemkitIdempotencyKeyFilter")
+        jakarta.servlet.Filter idemkitIdempotencyKeyFilter(DataSource dataSource, IdemkitSchema schema,
+                PlatformTransactionManager transactionManager, IdemkitProperties properties) {
+            IdemkitProperties.Http http = properties.getHttp();
+            KeyPolicy policy = new KeyPolicy(http.getTtl(), http.getWaitBound(),
+                    http.isKeyRequired() ? KeyPolicy.Requirement.REQUIRED : KeyPolicy.Requirement.OPTIONAL);
+            var claims = new SpringIdempotencyClaims(new JoinedIdempotencyClaims(new SpringCallerTransaction(dataSource)),
+                    new TransactionTemplate(transactionManager));
+            LOG.info("idemkit Idempotency-Key protocol on {} {} (schema {}, client from the principal{})",
+                    http.getMethods(), http.getPaths(), schema.name(),
+                    http.getClientHeader() == null ? "" : " or " + http.getClientHeader());
+            return new IdempotencyKeyFilter(new IdempotentRequestService<>(claims, policy), http.getPaths(),
+                    http.getMethods().stream().map(m -> m.toUpperCase(java.util.Locale.ROOT))
+                            .collect(java.util.stream.Collectors.toSet()), http.getClientHeader());
         }
     }
 

@@ -14,6 +14,7 @@ public class IdemkitProperties {
     private final Postgres postgres = new Postgres();
     private final Retry retry = new Retry();
     private final Rabbit rabbit = new Rabbit();
+    private final Http http = new Http();
 
     public boolean isEnabled() {
         return enabled;
@@ -33,6 +34,82 @@ public class IdemkitProperties {
 
     public Rabbit getRabbit() {
         return rabbit;
+    }
+
+    public Http getHttp() {
+        return http;
+    }
+
+    /** The Idempotency-Key protocol in front of Spring MVC endpoints. */
+    public static class Http {
+        /** Path patterns (e.g. /payments/**) whose requests need the protocol; none: the filter is not installed. */
+        private List<String> paths = new ArrayList<>();
+
+        /** The methods it applies to on those paths. */
+        private List<String> methods = new ArrayList<>(List.of("POST", "PATCH"));
+
+        /**
+         * A request header naming the client when there is no authenticated principal (e.g. an API gateway's); keys are
+         * kept per client. Unset: an authenticated principal is required.
+         */
+        private String clientHeader;
+
+        /** Whether a request without an Idempotency-Key is refused (400) or runs without the protocol. */
+        private boolean keyRequired = true;
+
+        /** How long a completed response is kept for replay. */
+        private Duration ttl = Duration.ofHours(24);
+
+        /** How long a retry waits for the first request with its key before a 409. */
+        private Duration waitBound = Duration.ofSeconds(10);
+
+        public List<String> getPaths() {
+            return paths;
+        }
+
+        public void setPaths(List<String> paths) {
+            this.paths = paths;
+        }
+
+        public List<String> getMethods() {
+            return methods;
+        }
+
+        public void setMethods(List<String> methods) {
+            this.methods = methods;
+        }
+
+        public String getClientHeader() {
+            return clientHeader;
+        }
+
+        public void setClientHeader(String clientHeader) {
+            this.clientHeader = clientHeader;
+        }
+
+        public boolean isKeyRequired() {
+            return keyRequired;
+        }
+
+        public void setKeyRequired(boolean keyRequired) {
+            this.keyRequired = keyRequired;
+        }
+
+        public Duration getTtl() {
+            return ttl;
+        }
+
+        public void setTtl(Duration ttl) {
+            this.ttl = ttl;
+        }
+
+        public Duration getWaitBound() {
+            return waitBound;
+        }
+
+        public void setWaitBound(Duration waitBound) {
+            this.waitBound = waitBound;
+        }
     }
 
     /** Where idemkit's tables live. */

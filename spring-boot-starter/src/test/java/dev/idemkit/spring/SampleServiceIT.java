@@ -11,6 +11,10 @@ import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.spring.sample.Credits;
 import dev.idemkit.spring.sample.SampleService;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -21,6 +25,11 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,6 +39,7 @@ import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -39,7 +49,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * the inbox joins {@code @Transactional}, a {@code @RabbitListener} becomes idempotent by configuration, with the
  * core's retry and dead-letter semantics.
  */
-@SpringBootTest(classes = SampleService.class)
+@SpringBootTest(classes = SampleService.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class SampleServiceIT {
     private static final String RUN = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     private static final String SCHEMA = "idemkit_spring_" + RUN;
@@ -61,6 +71,9 @@ class SampleServiceIT {
         registry.add("idemkit.retry.max-attempts", () -> "3");
         registry.add("idemkit.retry.base-delay", () -> "20ms");
         registry.add("idemkit.retry.max-delay", () -> "100ms");
+        registry.add("idemkit.http.paths", () -> "/payments/**");
+        registry.add("idemkit.http.client-header", () -> "X-Client-Id");
+        registry.add("spring.datasource.hikari.maximum-pool-size", () -> "20");
     }
 
     private static String env(String name, String fallback) {
@@ -80,11 +93,100 @@ class SampleServiceIT {
     RabbitAdmin admin;
     @Autowired
     MeterRegistry meters;
+    @LocalServerPort
+    int port;
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private HttpResponse<byte[]> post(String client, String key, String json) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/payments"))
+                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json));
+        if (client != null) {
+            b.header("X-Client-Id", client);
+        }
+        if (key != null) {
+            b.header("Idempotency-Key", key);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private long charges(String account) {
+        return jdbc.queryForObject("SELECT count(*) FROM charges WHERE account = ?", Long.class, account);
+    }
+
+    @Test
+    void aHundredParallelSameKeyPostsChargeOnceAndGetAHundredIdenticalResponses() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        String key = UUID.randomUUID().toString();
+        String json = "{\"amount\": 150, \"account_id\": \"" + account + "\"}";
+        ExecutorService pool = Executors.newFixedThreadPool(100);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
+        try {
+            for (int i = 0; i < 100; i++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return post("client-a", key, json);
+                }));
+            }
+            start.countDown();
+            List<HttpResponse<byte[]>> responses = new ArrayList<>();
+            for (Future<HttpResponse<byte[]>> f : futures) {
+                responses.add(f.get(60, TimeUnit.SECONDS));
+            }
+            assertThat(charges(account)).as("charges").isEqualTo(1);
+            assertThat(responses).extracting(HttpResponse::statusCode).containsOnly(201);
+            byte[] first = responses.get(0).body();
+            assertThat(new String(first, StandardCharsets.UTF_8)).contains("\"status\":\"created\"");
+            for (HttpResponse<byte[]> r : responses) {
+                assertThat(r.body()).as("byte-identical").isEqualTo(first);
+                assertThat(r.headers().firstValue("Location")).isEqualTo(responses.get(0).headers().firstValue("Location"));
+            }
+            assertThat(responses.stream().filter(r -> r.headers().firstValue("Idempotent-Replayed").isPresent()))
+                    .hasSize(99);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void anotherBodyUnderTheKeyIs422AndAnotherClientWithTheSameKeyIsIndependent() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        String key = UUID.randomUUID().toString();
+        String json = "{\"amount\": 10, \"account_id\": \"" + account + "\"}";
+        HttpResponse<byte[]> first = post("client-a", key, json);
+        assertThat(first.statusCode()).isEqualTo(201);
+        HttpResponse<byte[]> mismatch = post("client-a", key, json.replace("10", "11"));
+        assertThat(mismatch.statusCode()).isEqualTo(422);
+        assertThat(mismatch.headers().firstValue("Content-Type")).hasValueSatisfying(
+                v -> assertThat(v).startsWith("application/problem+json"));
+        HttpResponse<byte[]> other = post("client-b", key, json);
+        assertThat(other.statusCode()).isEqualTo(201);
+        assertThat(other.body()).isNotEqualTo(first.body());
+        assertThat(charges(account)).isEqualTo(2);
+    }
+
+    @Test
+    void noKeyNoClientAndAFailingHandlerAreClearAndKeepNothing() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        String json = "{\"amount\": 10, \"account_id\": \"" + account + "\"}";
+        assertThat(post("client-a", null, json).statusCode()).as("no key").isEqualTo(400);
+        assertThat(post(null, UUID.randomUUID().toString(), json).statusCode()).as("no client").isEqualTo(401);
+        assertThat(post("client-a", "x".repeat(300), json).statusCode()).as("over-long key").isEqualTo(400);
+        String key = UUID.randomUUID().toString();
+        assertThat(post("client-a", key, "{\"amount\": 1, \"account_id\": \"explode\"}").statusCode())
+                .as("handler threw").isEqualTo(500);
+        assertThat(post("client-a", key, "{\"amount\": 1, \"account_id\": \"explode\"}").statusCode())
+                .as("the key was freed: the retry runs (and fails) again, not 409").isEqualTo(500);
+        assertThat(charges(account)).isZero();
+    }
 
     @BeforeEach
     void tables() {
         jdbc.execute("CREATE TABLE IF NOT EXISTS accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
         jdbc.execute("CREATE TABLE IF NOT EXISTS notes (text text NOT NULL)");
+        jdbc.execute("CREATE TABLE IF NOT EXISTS charges (id text PRIMARY KEY, account text NOT NULL, amount bigint NOT NULL)");
     }
 
     @AfterAll

@@ -1,0 +1,223 @@
+package dev.idemkit.spring;
+
+import dev.idemkit.adapters.postgres.JoinedUnitOfWork;
+import dev.idemkit.domain.InvalidKeyException;
+import dev.idemkit.domain.httpkey.ClientId;
+import dev.idemkit.domain.httpkey.StoredResponse;
+import dev.idemkit.ports.in.IdempotentRequests;
+import dev.idemkit.ports.out.EffectFailedException;
+import dev.idemkit.ports.service.Problems;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.server.PathContainer;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.util.ContentCachingResponseWrapper;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+
+/**
+ * The Idempotency-Key protocol in front of Spring MVC endpoints, with the semantics of idemkit's payments API (the
+ * ports' {@code IdempotentRequestService}): for a matching method and path, the request runs once per (client, key);
+ * a retry with the same body waits for the first and replays its stored response byte for byte (with
+ * {@code Idempotent-Replayed: true}); another body under the same key is a 422, a malformed key a 400, a key still
+ * held past the wait bound a 409 with {@code Retry-After}, all {@code application/problem+json}. The client is the
+ * authenticated principal or, when configured, a request header; a request with neither is refused (401): keys are
+ * never shared between clients. The fingerprint is the method, the path and the body's bytes.
+ *
+ * <p>Stored and replayed: the status, the body, {@code Content-Type} and {@code Location}; never another header
+ * (cookies and credentials included). A 5xx or an exception is not stored, and the key is free again.
+ */
+final class IdempotencyKeyFilter extends OncePerRequestFilter {
+    private static final Logger LOG = LoggerFactory.getLogger(IdempotencyKeyFilter.class);
+    static final String HEADER = "Idempotency-Key";
+    static final String REPLAYED = "Idempotent-Replayed";
+    private static final List<String> STORED_HEADERS = List.of("Content-Type", "Location");
+
+    private final IdempotentRequests<JoinedUnitOfWork> requests;
+    private final List<PathPattern> paths;
+    private final Set<String> methods;
+    private final String clientHeader;
+
+    IdempotencyKeyFilter(IdempotentRequests<JoinedUnitOfWork> requests, List<String> paths, Set<String> methods,
+            String clientHeader) {
+        this.requests = Objects.requireNonNull(requests, "requests");
+        PathPatternParser parser = new PathPatternParser();
+        this.paths = paths.stream().map(parser::parse).toList();
+        this.methods = Set.copyOf(methods);
+        this.clientHeader = clientHeader == null || clientHeader.isBlank() ? null : clientHeader;
+    }
+
+    @Override
+    protected boolean shouldNotFilter(HttpServletRequest request) {
+        if (!methods.contains(request.getMethod())) {
+            return true;
+        }
+        PathContainer path = PathContainer.parsePath(pathOf(request));
+        return paths.stream().noneMatch(p -> p.matches(path));
+    }
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        ClientId client;
+        try {
+            client = client(request);
+        } catch (InvalidKeyException e) {
+            write(response, Problems.badRequest("invalid client identity: " + e.getMessage()), false);
+            return;
+        }
+        if (client == null) {
+            write(response, Problems.problem(401, "Unauthorized", "about:blank", "an Idempotency-Key is kept per client:"
+                    + " this request has no authenticated principal" + (clientHeader == null ? "" : " nor a "
+                    + clientHeader + " header")), false);
+            return;
+        }
+        byte[] body = request.getInputStream().readAllBytes();
+        HttpServletRequest replayable = new CachedBodyRequest(request, body);
+        IdempotentRequests.Request r = new IdempotentRequests.Request(client, request.getHeader(HEADER),
+                request.getMethod(), pathOf(request), body);
+        IdempotentRequests.Reply reply;
+        try {
+            reply = requests.handle(r, work -> {
+                ContentCachingResponseWrapper captured = new ContentCachingResponseWrapper(response);
+                chain.doFilter(replayable, captured); // the handler joins the claim's transaction
+                return stored(captured);
+            });
+        } catch (EffectFailedException e) { // the handler threw: nothing was kept, the key is free
+            if (e.getCause() instanceof ServletException s) {
+                throw s;
+            }
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw e;
+        }
+        write(response, reply.response(), reply.replayed());
+    }
+
+    private ClientId client(HttpServletRequest request) {
+        Principal principal = request.getUserPrincipal();
+        if (principal != null && principal.getName() != null) {
+            return ClientId.of(principal.getName());
+        }
+        String header = clientHeader == null ? null : request.getHeader(clientHeader);
+        return header == null || header.isBlank() ? null : ClientId.of(header);
+    }
+
+    private static String pathOf(HttpServletRequest request) {
+        String uri = request.getRequestURI();
+        String context = request.getContextPath();
+        return context != null && !context.isEmpty() && uri.startsWith(context) ? uri.substring(context.length()) : uri;
+    }
+
+    private static StoredResponse stored(ContentCachingResponseWrapper captured) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        if (captured.getContentType() != null) {
+            headers.put("Content-Type", captured.getContentType());
+        }
+        for (String name : STORED_HEADERS) {
+            String value = captured.getHeader(name);
+            if (value != null) {
+                headers.putIfAbsent(name, value);
+            }
+        }
+        return new StoredResponse(captured.getStatus(), headers, captured.getContentAsByteArray());
+    }
+
+    private static void write(HttpServletResponse response, StoredResponse stored, boolean replayed) throws IOException {
+        if (response.isCommitted()) {
+            LOG.error("idempotency-key: the handler committed the response itself (flushed it); the stored answer was"
+                    + " not written again");
+            return;
+        }
+        response.resetBuffer();
+        response.setStatus(stored.status());
+        stored.headers().forEach(response::setHeader);
+        if (stored.status() == 409) {
+            response.setHeader("Retry-After", "1");
+        }
+        if (replayed) {
+            response.setHeader(REPLAYED, "true");
+        }
+        byte[] body = stored.body();
+        response.setContentLength(body.length);
+        response.getOutputStream().write(body);
+        response.flushBuffer();
+    }
+
+    /** The request with its body read once and served again to the handler. */
+    private static final class CachedBodyRequest extends HttpServletRequestWrapper {
+        private final byte[] body;
+
+        CachedBodyRequest(HttpServletRequest request, byte[] body) {
+            super(request);
+            this.body = body;
+        }
+
+        @Override
+        public ServletInputStream getInputStream() {
+            ByteArrayInputStream in = new ByteArrayInputStream(body);
+            return new ServletInputStream() {
+                @Override
+                public boolean isFinished() {
+                    return in.available() == 0;
+                }
+
+                @Override
+                public boolean isReady() {
+                    return true;
+                }
+
+                @Override
+                public void setReadListener(ReadListener listener) {
+                    throw new UnsupportedOperationException("the body is already in memory");
+                }
+
+                @Override
+                public int read() {
+                    return in.read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) {
+                    return in.read(b, off, len);
+                }
+            };
+        }
+
+        @Override
+        public BufferedReader getReader() {
+            String encoding = getCharacterEncoding();
+            return new BufferedReader(new InputStreamReader(getInputStream(),
+                    encoding == null ? StandardCharsets.UTF_8 : java.nio.charset.Charset.forName(encoding)));
+        }
+
+        @Override
+        public int getContentLength() {
+            return body.length;
+        }
+
+        @Override
+        public long getContentLengthLong() {
+            return body.length;
+        }
+    }
+}
