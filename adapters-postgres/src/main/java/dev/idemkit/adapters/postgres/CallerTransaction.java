@@ -32,6 +32,21 @@ public interface CallerTransaction {
      */
     default void flush() {}
 
+    /**
+     * Whether the caller's transaction is already doomed (marked rollback-only, e.g. by a participating method that
+     * failed): an effect that leaves it so has failed, whatever it returned.
+     */
+    default boolean rollbackOnly() {
+        return false;
+    }
+
+    /**
+     * Called after an effect failed and the store rolled back to its savepoint. A JDBC transaction needs nothing more;
+     * a JPA persistence context cannot be rolled back to a savepoint (the entities the effect changed stay dirty and
+     * would be flushed at the caller's commit, without the key), so a JPA transaction is marked rollback-only.
+     */
+    default void afterFailedEffect() {}
+
     /** The transaction open on {@code connection}: auto-commit must be off when the store is called. */
     static CallerTransaction jdbc(Connection connection) {
         Objects.requireNonNull(connection, "connection");
@@ -76,6 +91,25 @@ public interface CallerTransaction {
             @Override
             public void flush() {
                 entityManager.flush();
+            }
+
+            @Override
+            public boolean rollbackOnly() {
+                try {
+                    return entityManager.getTransaction().getRollbackOnly();
+                } catch (IllegalStateException jta) {
+                    return false; // a JTA entity manager: the transaction's status is the JTA manager's
+                }
+            }
+
+            @Override
+            public void afterFailedEffect() {
+                try {
+                    entityManager.getTransaction().setRollbackOnly();
+                } catch (IllegalStateException jta) {
+                    throw new IllegalStateException("the effect failed inside a JTA transaction, which idemkit cannot"
+                            + " mark rollback-only through the EntityManager: roll it back", jta);
+                }
             }
         };
     }

@@ -27,6 +27,7 @@ final class Joined {
 
     static <R> R run(CallerTransaction tx, String what, Body<R> body) {
         Connection c = tx.connection();
+        tx.flush(); // the caller's pending work goes to the database BEFORE the savepoint, never inside it
         Savepoint savepoint;
         try {
             if (Sql.aborted(c)) {
@@ -42,6 +43,7 @@ final class Joined {
             R result = body.run(c, unit);
             if (unit.abandoned()) { // the store's own verdict (a 5xx, a lock wait given up): keep nothing, no error
                 c.rollback(savepoint);
+                tx.afterFailedEffect();
                 return result;
             }
             if (Sql.aborted(c)) {
@@ -53,6 +55,7 @@ final class Joined {
             return result;
         } catch (Transactions.EffectThrew e) {
             rollbackTo(c, savepoint);
+            tx.afterFailedEffect();
             throw EffectFailedException.propagate(e.getCause());
         } catch (SQLException | PersistenceException e) {
             rollbackTo(c, savepoint);
@@ -63,17 +66,38 @@ final class Joined {
         }
     }
 
-    /** Runs the effect in the caller's transaction and flushes the caller's pending changes (JPA). */
+    /**
+     * Runs the effect in the caller's transaction and flushes the caller's pending changes (JPA). An effect that returns
+     * normally but left the transaction aborted (it caught and swallowed a failed statement) or rollback-only (a
+     * participating method failed) has failed: it is reported as the effect's failure, never as processed, and never
+     * as the store's (a retry would meet the same effect).
+     */
     static <R> R effect(CallerTransaction tx, Effect<? super JoinedUnitOfWork, R> effect, JoinedUnitOfWork unit) {
+        R r;
         try {
-            R r = effect.run(unit);
+            r = effect.run(unit);
             tx.flush();
-            return r;
         } catch (StoreUnavailableException e) {
             throw e;
         } catch (Throwable t) {
             throw new Transactions.EffectThrew(t);
         }
+        boolean aborted;
+        try {
+            aborted = Sql.aborted(unit.connection());
+        } catch (SQLException e) {
+            throw Sql.unavailable("checking the caller's transaction after the effect", e);
+        }
+        if (aborted) {
+            throw new Transactions.EffectThrew(new IllegalStateException("the effect left the transaction aborted: a"
+                    + " statement in it failed and the effect went on (an SQLException caught and swallowed); nothing of"
+                    + " it is kept, key included"));
+        }
+        if (tx.rollbackOnly()) {
+            throw new Transactions.EffectThrew(new IllegalStateException("the effect left the caller's transaction"
+                    + " rollback-only (a participating method failed); nothing of it is kept, key included"));
+        }
+        return r;
     }
 
     private static void rollbackTo(Connection c, Savepoint savepoint) {

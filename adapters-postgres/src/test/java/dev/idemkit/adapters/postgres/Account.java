@@ -23,6 +23,10 @@ class Account {
         return id;
     }
 
+    void credit(long amount) {
+        balance += amount;
+    }
+
     long balance() {
         return balance;
     }

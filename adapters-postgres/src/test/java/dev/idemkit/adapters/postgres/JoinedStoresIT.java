@@ -154,7 +154,8 @@ class JoinedStoresIT {
                     // the transaction is aborted now
                 }
                 return null;
-            })).isInstanceOf(StoreUnavailableException.class).hasMessageContaining("aborted");
+            })).as("the effect's failure, not the store's: a retry would meet the same effect")
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("aborted");
             assertThat(Sql.aborted(c)).as("rolled back to the savepoint: the caller can go on").isFalse();
             c.commit();
         }
@@ -220,6 +221,42 @@ class JoinedStoresIT {
         }
         assertThat(keys(consumer)).isEqualTo(1);
         assertThat(accounts.balance(account)).isEqualTo(42);
+    }
+
+    @Test
+    void aJpaEffectThatFailsAfterChangingAnEntityKeepsNothingEvenWhenTheCallerCatchesAndCommits() {
+        String consumer = fresh("c");
+        String account = fresh("acc");
+        String mine = fresh("acc");
+        EntityManager setup = pg.db().entityManagerFactory().createEntityManager();
+        setup.getTransaction().begin();
+        setup.persist(new Account(account, 100));
+        setup.getTransaction().commit();
+        setup.close();
+        EntityManager em = pg.db().entityManagerFactory().createEntityManager();
+        try {
+            JoinedInboxStore inbox = new JoinedInboxStore(CallerTransaction.jpa(em));
+            em.getTransaction().begin();
+            em.persist(new Account(mine, 1)); // the caller's own work, pending in the persistence context
+            assertThatThrownBy(() -> inbox.runOnce(InboxKey.of(consumer, "m-1"), Fingerprint.of("b"), work -> {
+                em.find(Account.class, account).credit(50); // dirty, not yet flushed
+                throw new IllegalStateException("boom after changing an entity");
+            })).hasMessage("boom after changing an entity");
+            assertThat(em.getTransaction().getRollbackOnly())
+                    .as("a persistence context cannot go back to a savepoint: the whole transaction is doomed").isTrue();
+            try {
+                em.getTransaction().commit(); // the caller commits after catching: Hibernate rolls back instead
+            } catch (jakarta.persistence.RollbackException strictJpa) {
+                // with JPA transaction compliance on, the same rollback is reported
+            }
+        } finally {
+            if (em.getTransaction().isActive()) {
+                em.getTransaction().rollback();
+            }
+            em.close();
+        }
+        assertThat(accounts.balance(account)).as("the effect's change to the entity").isEqualTo(100);
+        assertThat(keys(consumer)).isZero();
     }
 
     @Test
