@@ -90,6 +90,7 @@ public class IdemkitAutoConfiguration {
             } else {
                 LOG.info("idemkit migrations left to the service (idemkit.postgres.migrations=none), schema {}", schema);
             }
+            requireVisible(dataSource, schema);
             return new IdemkitSchema(schema);
         }
 
@@ -99,6 +100,28 @@ public class IdemkitAutoConfiguration {
             LOG.info("idemkit inbox joins the service's transactions on schema {}: exactly-once effect for writes in"
                     + " the same transaction", schema.name());
             return new IdempotentInbox(new JoinedInboxStore(new SpringCallerTransaction(dataSource)), meters);
+        }
+
+        /**
+         * idemkit's statements name its tables unqualified: the data source's search path must find them in the
+         * schema they are in, or every key would fail (or land in another schema's table of the same name).
+         */
+        private static void requireVisible(DataSource dataSource, String schema) {
+            try (Connection c = dataSource.getConnection();
+                    java.sql.PreparedStatement ps = c.prepareStatement("SELECT n.nspname FROM pg_class t JOIN"
+                            + " pg_namespace n ON n.oid = t.relnamespace WHERE t.oid = to_regclass('processed_messages')");
+                    java.sql.ResultSet rs = ps.executeQuery()) {
+                String found = rs.next() ? rs.getString(1) : null;
+                if (!schema.equals(found)) {
+                    throw new IllegalStateException("idemkit's tables are in schema " + schema + " but the data"
+                            + " source's search path " + (found == null ? "does not reach them"
+                            : "finds processed_messages in schema " + found) + ": put " + schema + " first on it (e.g."
+                            + " currentSchema=" + schema + " in the JDBC URL) or set idemkit.postgres.schema to the"
+                            + " schema the service uses");
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException("idemkit could not check where its tables are", e);
+            }
         }
 
         private static String current(DataSource dataSource) {
@@ -119,16 +142,32 @@ public class IdemkitAutoConfiguration {
     static class Rabbit {
         @Bean
         @ConditionalOnMissingBean
+        RabbitDeadLetters idemkitRabbitDeadLetters(ConnectionFactory connectionFactory, InboxMeters meters) {
+            return new RabbitDeadLetters(connectionFactory, meters, Clock.systemUTC());
+        }
+
+        @Bean
+        RabbitDeadLettersHolder idemkitRabbitDeadLettersHolder(RabbitDeadLetters deadLetters) {
+            return deadLetters::depths;
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
         IdempotentListenerAdvice idempotentListenerAdvice(IdempotentInbox inbox,
-                PlatformTransactionManager transactionManager, ConnectionFactory connectionFactory,
-                IdemkitProperties properties, InboxMeters meters) {
+                PlatformTransactionManager transactionManager, RabbitDeadLetters deadLetters,
+                IdemkitProperties properties) {
             IdemkitProperties.Retry r = properties.getRetry();
             RetryPolicy policy = RetryPolicy.defaults().withMaxAttempts(r.getMaxAttempts())
                     .withBackoff(Backoff.exponential(r.getBaseDelay(), r.getMaxDelay(), Jitter.FULL));
-            Clock clock = Clock.systemUTC();
-            return new IdempotentListenerAdvice(inbox, new TransactionTemplate(transactionManager),
-                    new RabbitDeadLetters(connectionFactory, meters, clock), policy,
-                    new HashSet<>(properties.getRabbit().getQueues()), clock);
+            return new IdempotentListenerAdvice(inbox, new TransactionTemplate(transactionManager), deadLetters, policy,
+                    new HashSet<>(properties.getRabbit().getQueues()), Clock.systemUTC());
+        }
+
+        @Bean
+        IdempotentListenersCheck idemkitIdempotentListenersCheck(
+                org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry registry,
+                IdemkitProperties properties) {
+            return new IdempotentListenersCheck(registry, new HashSet<>(properties.getRabbit().getQueues()));
         }
 
         /** Appends the advice to Boot's listener container factory (keeping any advice the service set). */
@@ -140,6 +179,13 @@ public class IdemkitAutoConfiguration {
                     if (bean instanceof AbstractRabbitListenerContainerFactory<?> factory
                             && "rabbitListenerContainerFactory".equals(beanName)) {
                         org.aopalliance.aop.Advice[] existing = factory.getAdviceChain();
+                        if (existing != null && java.util.Arrays.stream(existing)
+                                .anyMatch(a -> a.getClass().getName().contains("Retry"))) {
+                            throw new IllegalStateException("idemkit.rabbit.idempotent-listeners=true retries and"
+                                    + " dead-letters itself: turn Spring's listener retry off"
+                                    + " (spring.rabbitmq.listener.simple.retry.enabled=false); its recoverer would reject"
+                                    + " messages that idemkit sends back to the broker while the database is down");
+                        }
                         org.aopalliance.aop.Advice[] chain = existing == null ? new org.aopalliance.aop.Advice[1]
                                 : java.util.Arrays.copyOf(existing, existing.length + 1);
                         chain[chain.length - 1] = advice.getObject();
@@ -149,6 +195,27 @@ public class IdemkitAutoConfiguration {
                 }
             };
         }
+    }
+
+    /** idemkit's health: the store, and the dead-letter queues of the idempotent listeners. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(value = JoinedInboxStore.class,
+            name = "org.springframework.boot.health.contributor.HealthIndicator")
+    @ConditionalOnBean(DataSource.class)
+    static class HealthConfig {
+        @Bean
+        @ConditionalOnMissingBean(name = "idemkitHealthIndicator")
+        IdemkitHealthIndicator idemkitHealthIndicator(DataSource dataSource, IdemkitSchema schema,
+                ObjectProvider<RabbitDeadLettersHolder> deadLetters, IdemkitProperties properties) {
+            RabbitDeadLettersHolder holder = deadLetters.getIfAvailable(() -> java.util.Map::of);
+            return new IdemkitHealthIndicator(dataSource, holder::depths, properties.getRabbit().getAlertThreshold());
+        }
+    }
+
+    /** The dead-letter depths without naming spring-rabbit where it may be absent. */
+    @FunctionalInterface
+    interface RabbitDeadLettersHolder {
+        java.util.Map<String, Long> depths();
     }
 
     /** The Idempotency-Key protocol for Spring MVC endpoints ({@code idemkit.http.paths}). */

@@ -190,6 +190,17 @@ public class IdemkitProperties {
 
     /** Spring AMQP listeners. */
     public static class Rabbit {
+        /** Dead letters in one dead-letter queue above which the health indicator says alert (the seed's 10). */
+        private int alertThreshold = 10;
+
+        public int getAlertThreshold() {
+            return alertThreshold;
+        }
+
+        public void setAlertThreshold(int alertThreshold) {
+            this.alertThreshold = alertThreshold;
+        }
+
         /**
          * Whether every @RabbitListener of Boot's rabbitListenerContainerFactory runs through idemkit's inbox, retry
          * and dead-letter queue (keyed by the queue and the AMQP message_id).

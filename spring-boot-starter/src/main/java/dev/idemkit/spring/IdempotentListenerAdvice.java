@@ -20,11 +20,13 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.support.converter.MessageConversionException;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.UnexpectedRollbackException;
 import org.springframework.messaging.handler.invocation.MethodArgumentResolutionException;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -55,6 +57,7 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
     private final RetryPolicy policy;
     private final Set<String> queues;
     private final Clock clock;
+    private final java.util.concurrent.atomic.AtomicInteger storeFailures = new java.util.concurrent.atomic.AtomicInteger();
 
     IdempotentListenerAdvice(IdempotentInbox inbox, TransactionTemplate transactions, RabbitDeadLetters deadLetters,
             RetryPolicy policy, Set<String> queues, Clock clock) {
@@ -88,6 +91,8 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
         if (queue == null || !(queues.isEmpty() || queues.contains(queue))) {
             return invocation.proceed();
         }
+        deadLetters.served(queue);
+        String consumer = consumerOf(queue);
         String messageId = message.getMessageProperties().getMessageId();
         Optional<String> badId = KeyRules.violation("message id", messageId);
         if (badId.isPresent()) {
@@ -97,8 +102,9 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
         List<AttemptRecord> attempts = new ArrayList<>();
         for (int attempt = 1; ; attempt++) {
             try {
-                Outcome outcome = transactions.execute(status -> inbox.callOnce(queue, messageId, message.getBody(),
+                Outcome outcome = transactions.execute(status -> inbox.callOnce(consumer, messageId, message.getBody(),
                         () -> proceedOnce(invocation))).outcome();
+                storeFailures.set(0);
                 if (outcome instanceof Outcome.Rejected rejected) {
                     deadLetters.deadLetter(queue, message, rejected.reason(), attempts);
                 } else if (!outcome.effectRan()) {
@@ -109,11 +115,14 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
                 Throwable failure = unwrapListenerFailure(e instanceof ListenerThrew t ? t.getCause() : e);
                 if (storeFailed(e)) {
                     // the database, not the message: never a dead letter for it. Back to the broker after a pause
-                    Duration pause = policy.backoff().delay(Math.min(attempt - 1, 10), ThreadLocalRandom.current()::nextDouble);
+                    // that grows while the store keeps failing (consecutive failures across messages)
+                    int streak = Math.min(storeFailures.incrementAndGet() - 1, 10);
+                    Duration pause = policy.backoff().delay(streak, ThreadLocalRandom.current()::nextDouble);
                     LOG.warn("queue={} message_id={} decision=requeue reason=\"store unavailable\" error=\"{}\"",
                             queue, messageId, RetryPolicy.describe(e));
-                    Thread.sleep(pause.toMillis());
-                    throw e;
+                    pause(pause);
+                    throw new ImmediateRequeueAmqpException("idemkit: the store failed, the message goes back to the"
+                            + " broker", e);
                 }
                 attempts.add(new AttemptRecord(attempt, clock.instant(), RetryPolicy.describe(failure)));
                 RetryDecision decision = policy.decide(attempt, failure, ThreadLocalRandom.current()::nextDouble);
@@ -124,7 +133,7 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
                 Duration delay = ((RetryDecision.RetryAfter) decision).delay();
                 LOG.info("queue={} message_id={} decision=retry attempt={} delay_ms={} error=\"{}\"", queue, messageId,
                         attempt, delay.toMillis(), RetryPolicy.describe(failure));
-                Thread.sleep(delay.toMillis()); // interrupted (shutdown): thrown, unacked, redelivered
+                pause(delay);
             }
         }
     }
@@ -162,9 +171,34 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
         }
     }
 
-    /** The store or the transaction failed (not the listener): the message is not to blame. */
+    /**
+     * The inbox consumer of a queue's idempotent listener: its own namespace, so that a listener calling
+     * {@link IdempotentInbox} itself with the queue's name as consumer never meets the advice's own uncommitted key
+     * (it would read it as a duplicate and skip its effect).
+     */
+    static String consumerOf(String queue) {
+        return "rabbit-listener/" + queue;
+    }
+
+    /**
+     * The store or the transaction infrastructure failed (not the listener): the message is not to blame. An
+     * {@link UnexpectedRollbackException} is the listener's doing (it left the transaction rollback-only).
+     */
     private static boolean storeFailed(RuntimeException e) {
-        return !(e instanceof ListenerThrew) && (e instanceof StoreUnavailableException
-                || e instanceof TransactionException || e instanceof DataAccessResourceFailureException);
+        if (e instanceof ListenerThrew || e instanceof UnexpectedRollbackException) {
+            return false;
+        }
+        return e instanceof StoreUnavailableException || e instanceof TransactionException
+                || e instanceof DataAccessResourceFailureException;
+    }
+
+    /** A wait between attempts; interrupted (shutdown), the message goes back to the broker unacknowledged. */
+    private static void pause(Duration delay) {
+        try {
+            Thread.sleep(delay.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ImmediateRequeueAmqpException("idemkit: interrupted between attempts (shutting down)", e);
+        }
     }
 }

@@ -74,6 +74,7 @@ class SampleServiceIT {
         registry.add("idemkit.http.paths", () -> "/payments/**");
         registry.add("idemkit.http.client-header", () -> "X-Client-Id");
         registry.add("spring.datasource.hikari.maximum-pool-size", () -> "20");
+        registry.add("management.endpoint.health.show-details", () -> "always");
     }
 
     private static String env(String name, String fallback) {
@@ -93,8 +94,12 @@ class SampleServiceIT {
     RabbitAdmin admin;
     @Autowired
     MeterRegistry meters;
+    @Autowired
+    org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry listeners;
     @LocalServerPort
     int port;
+    @Autowired
+    IdemkitHealthIndicator health;
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -221,8 +226,15 @@ class SampleServiceIT {
         return b == null ? 0 : b;
     }
 
+    private double duplicatesCounted() {
+        var counter = meters.find("idemkit.inbox.deliveries").tag("consumer", "credits").tag("outcome", "duplicate")
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+
     @Test
     void theSameMessageThreeTimesIsCreditedOnce() {
+        double duplicatesBefore = duplicatesCounted();
         String account = account();
         String id = UUID.randomUUID().toString();
         List<Outcome> outcomes = new ArrayList<>();
@@ -231,8 +243,7 @@ class SampleServiceIT {
         }
         assertThat(outcomes).containsExactly(Outcome.PROCESSED, Outcome.DUPLICATE, Outcome.DUPLICATE);
         assertThat(balance(account)).isEqualTo(150);
-        assertThat(meters.get("idemkit.inbox.deliveries").tag("consumer", "credits").tag("outcome", "duplicate")
-                .counter().count()).isGreaterThanOrEqualTo(2);
+        assertThat(duplicatesCounted() - duplicatesBefore).isEqualTo(2);
     }
 
     @Test
@@ -246,6 +257,17 @@ class SampleServiceIT {
         assertThat(credits.credit(id, "b", account, 70)).isEqualTo(Outcome.PROCESSED);
         assertThat(credits.credit(id, "b", account, 70)).isEqualTo(Outcome.DUPLICATE);
         assertThat(balance(account)).isEqualTo(70);
+    }
+
+    @Test
+    void anEffectThatThrowsInsideACatchingMethodLeavesNoKeyNoCreditAndTheMethodsOwnWorkCommits() {
+        String account = account();
+        String id = UUID.randomUUID().toString();
+        String note = "note-" + UUID.randomUUID();
+        credits.creditCatchingTheEffectsFailure(id, "b", account, note);
+        assertThat(keys("credits", id)).isZero();
+        assertThat(balance(account)).isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM notes WHERE text = ?", Long.class, note)).isEqualTo(1);
     }
 
     @Test
@@ -304,36 +326,103 @@ class SampleServiceIT {
             assertThat(admin.getQueueInfo(QUEUE).getMessageCount()).isZero();
         });
         assertThat(jdbc.queryForObject("SELECT count(*) FROM processed_messages WHERE consumer = ? AND message_id"
-                + " LIKE ?", Long.class, QUEUE, "m-" + RUN + "-%")).isEqualTo(700);
+                + " LIKE ?", Long.class, IdempotentListenerAdvice.consumerOf(QUEUE), "m-" + RUN + "-%")).isEqualTo(700);
+        // every one acknowledged, not only delivered: stopped, the listener gives back what it held unacked
+        var container = listeners.getListenerContainer("credits");
+        container.stop();
+        try {
+            assertThat(admin.getQueueInfo(QUEUE).getMessageCount()).as("messages left after the listener stopped")
+                    .isZero();
+        } finally {
+            container.start();
+        }
+    }
+
+    /** Drains the dead-letter queue until it held a message for every one of {@code ids} (keyed by message id). */
+    private java.util.Map<String, Message> deadLetters(java.util.Set<String> ids) {
+        java.util.Map<String, Message> dead = new java.util.HashMap<>();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            Message m = rabbit.receive(QUEUE + ".dlq", 200);
+            if (m != null) {
+                String id = m.getMessageProperties().getMessageId();
+                dead.put(id == null ? "no-id:" + new String(m.getBody(), StandardCharsets.UTF_8) : id, m);
+            }
+            return dead.keySet().containsAll(ids);
+        });
+        return dead;
     }
 
     @Test
     void aPoisonMessageReachesTheDeadLetterQueueWithItsReasonAfterTheConfiguredAttempts() {
+        double before = meters.find("idemkit.dead.letters").tag("queue", QUEUE).counter() == null ? 0
+                : meters.get("idemkit.dead.letters").tag("queue", QUEUE).counter().count();
         String id = "poison-" + UUID.randomUUID();
+        String body = "acc-" + UUID.randomUUID() + ":1";
         send(id, "poison");
-        send(null, "acc:1"); // no message id: malformed, at once
-        List<Message> dead = new ArrayList<>();
-        await().atMost(Duration.ofSeconds(30)).until(() -> {
-            Message m = rabbit.receive(QUEUE + ".dlq", 200);
-            if (m != null) {
-                dead.add(m);
-            }
-            return dead.size() == 2;
-        });
-        Message poison = dead.stream().filter(m -> id.equals(m.getMessageProperties().getMessageId())).findFirst()
-                .orElseThrow();
+        send(null, body); // no message id: malformed, at once
+        java.util.Map<String, Message> dead = deadLetters(java.util.Set.of(id, "no-id:" + body));
+        Message poison = dead.get(id);
         MessageProperties p = poison.getMessageProperties();
         assertThat(new String(poison.getBody(), StandardCharsets.UTF_8)).isEqualTo("poison");
         assertThat((String) p.getHeader(DeadLetterHeaders.REASON))
                 .isEqualTo("gave up after 3 attempts: IllegalStateException: cannot process this credit");
         assertThat((String) p.getHeader(DeadLetterHeaders.ORIGIN_QUEUE)).isEqualTo(QUEUE);
         assertThat(AttemptHistory.decode(p.getHeader(DeadLetterHeaders.ATTEMPTS).toString())).hasSize(3);
-        Message noId = dead.stream().filter(m -> m.getMessageProperties().getMessageId() == null).findFirst()
-                .orElseThrow();
-        assertThat(noId.getMessageProperties().getHeader(DeadLetterHeaders.REASON).toString())
+        assertThat(dead.get("no-id:" + body).getMessageProperties().getHeader(DeadLetterHeaders.REASON).toString())
                 .startsWith("malformed message: ");
-        assertThat(keys(QUEUE, id)).isZero();
-        assertThat(meters.get("idemkit.dead.letters").tag("queue", QUEUE).counter().count()).isEqualTo(2);
+        assertThat(keys(IdempotentListenerAdvice.consumerOf(QUEUE), id)).isZero();
+        assertThat(meters.get("idemkit.dead.letters").tag("queue", QUEUE).counter().count() - before).isEqualTo(2);
         assertThat(admin.getQueueInfo(QUEUE).getMessageCount()).isZero();
+    }
+
+    @Test
+    void aListenerThatSwallowsAFailedStatementOrADoomedTransactionIsDeadLetteredNotLoopedNorCredited() {
+        String account = account();
+        String swallow = "swallow-" + UUID.randomUUID();
+        String doomed = "doomed-" + UUID.randomUUID();
+        send(swallow, "swallow:" + account + ":7");
+        send(doomed, "doomed:" + account + ":9");
+        java.util.Map<String, Message> dead = deadLetters(java.util.Set.of(swallow, doomed));
+        assertThat(dead.get(swallow).getMessageProperties().getHeader(DeadLetterHeaders.REASON).toString())
+                .startsWith("gave up after 3 attempts: IllegalStateException: the effect left the transaction aborted");
+        assertThat(dead.get(doomed).getMessageProperties().getHeader(DeadLetterHeaders.REASON).toString())
+                .startsWith("gave up after 3 attempts: IllegalStateException: the effect left the caller's transaction"
+                        + " rollback-only");
+        assertThat(balance(account)).isZero();
+    }
+
+    @Test
+    void aListenerUsingTheInboxItselfWithTheQueuesNameIsCreditedNotMistakenForADuplicate() {
+        String account = account();
+        send("inner-" + UUID.randomUUID(), "inner:" + account + ":5");
+        await().atMost(Duration.ofSeconds(20)).until(() -> balance(account) == 5);
+    }
+
+    @Test
+    void healthSaysTheStoreIsReachableAndAlertsWhenADeadLetterQueueIsAboveTheThreshold() throws Exception {
+        String account = account();
+        send("health-" + UUID.randomUUID(), account + ":1"); // the listener serves the queue
+        await().atMost(Duration.ofSeconds(20)).until(() -> balance(account) == 1);
+        String dlq = QUEUE + ".dlq";
+        admin.declareQueue(new org.springframework.amqp.core.Queue(dlq, true, false, false));
+        admin.purgeQueue(dlq, false);
+        try {
+            for (int i = 0; i < 11; i++) {
+                rabbit.send("", dlq, new Message(("dead-" + i).getBytes(StandardCharsets.UTF_8), new MessageProperties()));
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> admin.getQueueInfo(dlq).getMessageCount() == 11);
+            org.springframework.boot.health.contributor.Health alerting = health.health();
+            assertThat(alerting.getStatus().getCode()).isEqualTo("UP");
+            assertThat(alerting.getDetails()).containsEntry("store", "reachable").containsEntry("alert", true)
+                    .containsEntry("alertThreshold", 10);
+            assertThat(alerting.getDetails().get("deadLetters")).isEqualTo(java.util.Map.of(dlq, 11L));
+        } finally {
+            admin.purgeQueue(dlq, false);
+        }
+        assertThat(health.health().getDetails()).containsEntry("alert", false);
+        HttpResponse<String> actuator = http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + port + "/actuator/health")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(actuator.body()).as("Boot's health endpoint").contains("\"idemkit\"").contains("\"reachable\"");
     }
 }

@@ -1,28 +1,64 @@
 package dev.idemkit.spring.sample;
 
+import dev.idemkit.spring.IdempotentInbox;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.amqp.support.AmqpHeaders;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.stereotype.Component;
 
 /**
  * A plain {@code @RabbitListener}: body "account:amount". It knows nothing of idemkit; with
  * {@code idemkit.rabbit.idempotent-listeners=true} the starter runs it in a transaction, through the inbox, with
- * retries and a dead-letter queue. A body starting with "poison" always fails.
+ * retries and a dead-letter queue. Bodies with a prefix misbehave the ways listeners do in the field:
+ * "poison" always throws; "swallow:" credits, then swallows a failed statement; "doomed:" credits, then swallows the
+ * failure of a participating {@code @Transactional} method (the transaction is rollback-only); "inner:" credits
+ * through {@link IdempotentInbox} itself, keyed by the queue's name and the message id.
  */
 @Component
 public class CreditListener {
     private final JdbcTemplate jdbc;
+    private final Credits credits;
+    private final IdempotentInbox inbox;
+    private final String queue;
 
-    public CreditListener(JdbcTemplate jdbc) {
+    public CreditListener(JdbcTemplate jdbc, Credits credits, IdempotentInbox inbox, @Value("${sample.queue}") String queue) {
         this.jdbc = jdbc;
+        this.credits = credits;
+        this.inbox = inbox;
+        this.queue = queue;
     }
 
-    @RabbitListener(queues = "${sample.queue}")
-    public void onCredit(String body) {
+    @RabbitListener(id = "credits", queues = "${sample.queue}")
+    public void onCredit(String body, @Header(name = AmqpHeaders.MESSAGE_ID, required = false) String messageId) {
         if (body.startsWith("poison")) {
             throw new IllegalStateException("cannot process this credit");
         }
         String[] parts = body.split(":");
-        jdbc.update("UPDATE accounts SET balance = balance + ? WHERE id = ?", Long.parseLong(parts[1]), parts[0]);
+        if (parts[0].equals("swallow")) {
+            credit(parts[1], parts[2]);
+            try {
+                jdbc.execute("SELECT 1/0");
+            } catch (DataAccessException swallowed) {
+                // the transaction is aborted now
+            }
+        } else if (parts[0].equals("doomed")) {
+            credit(parts[1], parts[2]);
+            try {
+                credits.creditThenFail("doomed-" + messageId, body, parts[1], 1);
+            } catch (IllegalStateException swallowed) {
+                // the participating method marked the transaction rollback-only
+            }
+        } else if (parts[0].equals("inner")) {
+            inbox.runOnce(queue, messageId, body, () -> credit(parts[1], parts[2]));
+        } else {
+            credit(parts[0], parts[1]);
+        }
+    }
+
+    private void credit(String account, String amount) {
+        jdbc.update("UPDATE accounts SET balance = balance + ? WHERE id = ?", Long.parseLong(amount), account);
     }
 }

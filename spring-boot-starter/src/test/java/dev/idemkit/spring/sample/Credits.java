@@ -33,6 +33,19 @@ public class Credits {
         throw new IllegalStateException("failed after the credit");
     }
 
+    /** The effect throws after crediting, the method catches it, writes a note and commits. */
+    @Transactional
+    public void creditCatchingTheEffectsFailure(String messageId, String body, String account, String note) {
+        try {
+            inbox.runOnce("credits", messageId, body, () -> {
+                jdbc.update("UPDATE accounts SET balance = balance + 10 WHERE id = ?", account);
+                throw new IllegalStateException("the effect failed after its credit");
+            });
+        } catch (IllegalStateException caught) {
+            jdbc.update("INSERT INTO notes (text) VALUES (?)", note);
+        }
+    }
+
     /** A duplicate, then the method's own work: whether the transaction was left rollback-only. */
     @Transactional
     public boolean duplicateThenOwnWork(String messageId, String body, String account, String note) {

@@ -1,0 +1,92 @@
+package dev.idemkit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idemkit.adapters.postgres.PostgresSettings;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.springframework.amqp.core.AcknowledgeMode;
+import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
+import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
+import org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/** What the starter refuses at start-up, before a message is taken: each with a message that says what to change. */
+class StarterStartupChecksIT {
+    private static final PostgresSettings PG = PostgresSettings.fromEnvironment();
+
+    @Test
+    void idemkitsTablesOutsideTheSearchPathStopTheStartWithAClearError() throws Exception {
+        String schema = "idemkit_elsewhere_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setURL(PG.url()); // search path: "$user", public; the tables go to another schema
+        ds.setUser(PG.user());
+        ds.setPassword(PG.password());
+        try {
+            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemkitAutoConfiguration.class))
+                    .withBean(DataSource.class, () -> ds).withPropertyValues("idemkit.postgres.schema=" + schema)
+                    .run(context -> {
+                        assertThat(context).hasFailed();
+                        assertThat(context.getStartupFailure()).rootCause()
+                                .hasMessageContaining("idemkit's tables are in schema " + schema)
+                                .hasMessageContaining("currentSchema=" + schema);
+                    });
+        } finally {
+            try (Connection c = DriverManager.getConnection(PG.url(), PG.user(), PG.password());
+                    Statement s = c.createStatement()) {
+                s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            }
+        }
+    }
+
+    private static IdempotentListenersCheck check(SimpleMessageListenerContainer container, Set<String> queues) {
+        RabbitListenerEndpointRegistry registry = new RabbitListenerEndpointRegistry() {
+            @Override
+            public java.util.Collection<MessageListenerContainer> getListenerContainers() {
+                return List.of(container);
+            }
+        };
+        return new IdempotentListenersCheck(registry, queues);
+    }
+
+    @Test
+    void aManualAckTransactedOrUnkeyableListenerIsRefusedAndAnAutoOneStarts() {
+        CachingConnectionFactory cf = new CachingConnectionFactory("127.0.0.1"); // never connects: nothing starts
+        try {
+            SimpleMessageListenerContainer manual = new SimpleMessageListenerContainer(cf);
+            manual.setQueueNames("credits");
+            manual.setAcknowledgeMode(AcknowledgeMode.MANUAL);
+            assertThatThrownBy(() -> check(manual, Set.of()).start()).hasMessageContaining("acknowledges MANUAL");
+
+            SimpleMessageListenerContainer transacted = new SimpleMessageListenerContainer(cf);
+            transacted.setQueueNames("credits");
+            transacted.setChannelTransacted(true);
+            assertThatThrownBy(() -> check(transacted, Set.of()).start()).hasMessageContaining("transacted channel");
+
+            SimpleMessageListenerContainer spaced = new SimpleMessageListenerContainer(cf);
+            spaced.setQueueNames("credits with spaces");
+            assertThatThrownBy(() -> check(spaced, Set.of()).start())
+                    .hasMessageContaining("makes no valid inbox consumer");
+
+            SimpleMessageListenerContainer auto = new SimpleMessageListenerContainer(cf);
+            auto.setQueueNames("credits");
+            IdempotentListenersCheck ok = check(auto, Set.of());
+            ok.start();
+            assertThat(ok.isRunning()).isTrue();
+            // a listener of a queue idemkit was not asked to guard is not checked
+            check(manual, Set.of("orders")).start();
+        } finally {
+            cf.destroy();
+        }
+    }
+}
