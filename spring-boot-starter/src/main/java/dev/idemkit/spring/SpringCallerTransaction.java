@@ -1,7 +1,10 @@
 package dev.idemkit.spring;
 
 import dev.idemkit.adapters.postgres.CallerTransaction;
+import jakarta.persistence.EntityManager;
 import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
@@ -50,10 +53,8 @@ public final class SpringCallerTransaction implements CallerTransaction {
         if (TransactionSynchronizationManager.isSynchronizationActive()) {
             TransactionSynchronizationUtils.triggerFlush();
         }
-        for (Object holder : TransactionSynchronizationManager.getResourceMap().values()) {
-            if (holder.getClass().getName().equals("org.springframework.orm.jpa.EntityManagerHolder")) {
-                flushEntityManager(holder);
-            }
+        for (EntityManager em : boundEntityManagers()) {
+            em.flush();
         }
     }
 
@@ -65,7 +66,8 @@ public final class SpringCallerTransaction implements CallerTransaction {
                 return true;
             }
         }
-        return false;
+        // a JpaTransactionManager keeps the flag on the JPA transaction itself
+        return boundEntityManagers().stream().anyMatch(em -> em.getTransaction().getRollbackOnly());
     }
 
     /**
@@ -74,9 +76,11 @@ public final class SpringCallerTransaction implements CallerTransaction {
      */
     @Override
     public void afterFailedEffect() {
-        boolean jpa = TransactionSynchronizationManager.getResourceMap().values().stream()
-                .anyMatch(h -> h.getClass().getName().equals("org.springframework.orm.jpa.EntityManagerHolder"));
-        if (jpa) {
+        List<EntityManager> jpa = boundEntityManagers();
+        for (EntityManager em : jpa) {
+            em.getTransaction().setRollbackOnly(); // where a JpaTransactionManager reads it at the commit
+        }
+        if (!jpa.isEmpty()) {
             for (Object holder : TransactionSynchronizationManager.getResourceMap().values()) {
                 if (holder instanceof ResourceHolderSupport support) {
                     support.setRollbackOnly();
@@ -85,12 +89,21 @@ public final class SpringCallerTransaction implements CallerTransaction {
         }
     }
 
-    private static void flushEntityManager(Object holder) {
-        try {
-            Object em = holder.getClass().getMethod("getEntityManager").invoke(holder);
-            em.getClass().getMethod("flush").invoke(em);
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("could not flush the transaction's EntityManager", e);
+    /**
+     * The entity managers a JpaTransactionManager bound to this thread's transaction (spring-orm's
+     * {@code EntityManagerHolder}, named by class so that the starter does not need spring-orm).
+     */
+    private static List<EntityManager> boundEntityManagers() {
+        List<EntityManager> found = new ArrayList<>();
+        for (Object holder : TransactionSynchronizationManager.getResourceMap().values()) {
+            if (holder.getClass().getName().equals("org.springframework.orm.jpa.EntityManagerHolder")) {
+                try {
+                    found.add((EntityManager) holder.getClass().getMethod("getEntityManager").invoke(holder));
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException("could not reach the transaction's EntityManager", e);
+                }
+            }
         }
+        return found;
     }
 }

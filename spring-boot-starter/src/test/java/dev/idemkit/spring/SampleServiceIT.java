@@ -75,6 +75,10 @@ class SampleServiceIT {
         registry.add("idemkit.http.client-header", () -> "X-Client-Id");
         registry.add("spring.datasource.hikari.maximum-pool-size", () -> "20");
         registry.add("management.endpoint.health.show-details", () -> "always");
+        // this sample is the plain-JDBC service (DataSourceTransactionManager); JpaSampleServiceIT is the JPA one
+        registry.add("spring.autoconfigure.exclude", () -> "org.springframework.boot.hibernate.autoconfigure"
+                + ".HibernateJpaAutoConfiguration,org.springframework.boot.data.jpa.autoconfigure"
+                + ".DataJpaRepositoriesAutoConfiguration");
     }
 
     private static String env(String name, String fallback) {
@@ -230,6 +234,11 @@ class SampleServiceIT {
         var counter = meters.find("idemkit.inbox.deliveries").tag("consumer", "credits").tag("outcome", "duplicate")
                 .counter();
         return counter == null ? 0 : counter.count();
+    }
+
+    @Test
+    void itRunsUnderADataSourceTransactionManager(@Autowired org.springframework.transaction.PlatformTransactionManager tm) {
+        assertThat(tm).isInstanceOf(org.springframework.jdbc.datasource.DataSourceTransactionManager.class);
     }
 
     @Test
