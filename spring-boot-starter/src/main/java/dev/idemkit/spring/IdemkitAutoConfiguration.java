@@ -232,14 +232,15 @@ public class IdemkitAutoConfiguration {
             IdemkitProperties.Http http = properties.getHttp();
             KeyPolicy policy = new KeyPolicy(http.getTtl(), http.getWaitBound(),
                     http.isKeyRequired() ? KeyPolicy.Requirement.REQUIRED : KeyPolicy.Requirement.OPTIONAL);
-            var claims = new SpringIdempotencyClaims(new JoinedIdempotencyClaims(new SpringCallerTransaction(dataSource)),
+            SpringCallerTransaction caller = new SpringCallerTransaction(dataSource);
+            var claims = new SpringIdempotencyClaims(new JoinedIdempotencyClaims(caller),
                     new TransactionTemplate(transactionManager));
             LOG.info("idemkit Idempotency-Key protocol on {} {} (schema {}, client from the principal{})",
                     http.getMethods(), http.getPaths(), schema.name(),
                     http.getClientHeader() == null ? "" : " or " + http.getClientHeader());
             return new IdempotencyKeyFilter(new IdempotentRequestService<>(claims, policy), http.getPaths(),
                     http.getMethods().stream().map(m -> m.toUpperCase(java.util.Locale.ROOT))
-                            .collect(java.util.stream.Collectors.toSet()), http.getClientHeader());
+                            .collect(java.util.stream.Collectors.toSet()), http.getClientHeader(), caller::doomed);
         }
     }
 

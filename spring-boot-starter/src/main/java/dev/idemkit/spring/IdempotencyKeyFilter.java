@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.server.PathContainer;
@@ -39,8 +40,14 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * a retry with the same body waits for the first and replays its stored response byte for byte (with
  * {@code Idempotent-Replayed: true}); another body under the same key is a 422, a malformed key a 400, a key still
  * held past the wait bound a 409 with {@code Retry-After}, all {@code application/problem+json}. The client is the
- * authenticated principal or, when configured, a request header; a request with neither is refused (401): keys are
- * never shared between clients. The fingerprint is the method, the path and the body's bytes.
+ * authenticated principal or, when configured, a request header (as {@code header:<value>}, never the same client
+ * as a principal of that name); a request with neither is refused (401): keys are never shared between clients. The
+ * fingerprint is the method, the path and the body's bytes; form and multipart bodies are refused (415).
+ *
+ * <p>Not stored, given to the client as they are, the key left free: an error the handler sent with
+ * {@code sendError} (rendered by the error page afterwards), and any answer of a handler whose transaction can no
+ * longer commit (rollback-only or aborted; a 2xx or 3xx of such a handler becomes a 500, since nothing of it was
+ * kept). Asynchronous handlers are refused (500).
  *
  * <p>Stored and replayed: the status, the body, {@code Content-Type} and {@code Location}; never another header
  * (cookies and credentials included). A 5xx or an exception is not stored, and the key is free again.
@@ -50,15 +57,19 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
     static final String HEADER = "Idempotency-Key";
     static final String REPLAYED = "Idempotent-Replayed";
     private static final List<String> STORED_HEADERS = List.of("Content-Type", "Location");
+    static final String ASYNC_REFUSED = "asynchronous handlers (Callable, DeferredResult, ...) are not supported on"
+            + " idemkit.http.paths: their work would run outside the Idempotency-Key claim's transaction";
 
     private final IdempotentRequests<JoinedUnitOfWork> requests;
     private final List<PathPattern> paths;
     private final Set<String> methods;
     private final String clientHeader;
+    private final BooleanSupplier transactionDoomed;
 
     IdempotencyKeyFilter(IdempotentRequests<JoinedUnitOfWork> requests, List<String> paths, Set<String> methods,
-            String clientHeader) {
+            String clientHeader, BooleanSupplier transactionDoomed) {
         this.requests = Objects.requireNonNull(requests, "requests");
+        this.transactionDoomed = Objects.requireNonNull(transactionDoomed, "transactionDoomed");
         PathPatternParser parser = new PathPatternParser();
         this.paths = paths.stream().map(parser::parse).toList();
         this.methods = Set.copyOf(methods);
@@ -90,6 +101,16 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
                     + clientHeader + " header")), false);
             return;
         }
+        String contentType = request.getContentType();
+        if (contentType != null && (contentType.toLowerCase(java.util.Locale.ROOT).startsWith(
+                "application/x-www-form-urlencoded") || contentType.toLowerCase(java.util.Locale.ROOT)
+                        .startsWith("multipart/"))) {
+            // form parameters may already have been read by another filter, and would not be served again from the
+            // bytes: refused rather than fingerprinted wrongly
+            write(response, Problems.problem(415, "Unsupported Media Type", "about:blank", "idemkit's Idempotency-Key"
+                    + " protocol takes request bodies as bytes (JSON and the like), not forms: " + contentType), false);
+            return;
+        }
         byte[] body = request.getInputStream().readAllBytes();
         HttpServletRequest replayable = new CachedBodyRequest(request, body);
         IdempotentRequests.Request r = new IdempotentRequests.Request(client, request.getHeader(HEADER),
@@ -97,10 +118,31 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
         IdempotentRequests.Reply reply;
         try {
             reply = requests.handle(r, work -> {
-                ContentCachingResponseWrapper captured = new ContentCachingResponseWrapper(response);
+                Captured captured = new Captured(response);
                 chain.doFilter(replayable, captured); // the handler joins the claim's transaction
-                return stored(captured);
+                if (request.isAsyncStarted()) {
+                    throw new IllegalStateException("an asynchronous handler (Callable, DeferredResult, ...) answered "
+                            + request.getRequestURI() + ": idemkit's Idempotency-Key protocol needs the response before"
+                            + " the claim's transaction ends; not supported on idemkit.http.paths");
+                }
+                if (captured.errorStatus != null) { // sendError: the error page renders it after this transaction
+                    throw new UnstoredAnswer(null, captured.errorStatus, captured.errorMessage);
+                }
+                StoredResponse answer = stored(captured);
+                if (transactionDoomed.getAsBoolean()) { // rollback-only or aborted: nothing of it can commit
+                    throw new UnstoredAnswer(answer.status() < 400 ? Problems.problem(500, "Internal Server Error",
+                            "about:blank", "the handler answered " + answer.status() + " but its transaction was rolled"
+                            + " back: nothing was kept; retry with the same Idempotency-Key") : answer, null, null);
+                }
+                return answer;
             });
+        } catch (UnstoredAnswer answer) { // given to the client as it is, not kept: the key is free
+            if (answer.errorStatus != null) {
+                response.sendError(answer.errorStatus, answer.errorMessage);
+            } else {
+                write(response, answer.response, false);
+            }
+            return;
         } catch (EffectFailedException e) { // the handler threw: nothing was kept, the key is free
             if (e.getCause() instanceof ServletException s) {
                 throw s;
@@ -119,7 +161,8 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
             return ClientId.of(principal.getName());
         }
         String header = clientHeader == null ? null : request.getHeader(clientHeader);
-        return header == null || header.isBlank() ? null : ClientId.of(header);
+        // a namespace of its own: a header naming "alice" is not the authenticated principal alice
+        return header == null || header.isBlank() ? null : ClientId.of("header:" + header);
     }
 
     private static String pathOf(HttpServletRequest request) {
@@ -161,6 +204,42 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
         response.setContentLength(body.length);
         response.getOutputStream().write(body);
         response.flushBuffer();
+    }
+
+    /** A handler's answer that is given to the client but never stored under the key. */
+    private static final class UnstoredAnswer extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final transient StoredResponse response;
+        private final Integer errorStatus;
+        private final String errorMessage;
+
+        UnstoredAnswer(StoredResponse response, Integer errorStatus, String errorMessage) {
+            super("unstored answer", null, false, false);
+            this.response = response;
+            this.errorStatus = errorStatus;
+            this.errorMessage = errorMessage;
+        }
+    }
+
+    /** The handler's response, kept in memory; an error sent with sendError is recorded, not sent yet. */
+    private static final class Captured extends ContentCachingResponseWrapper {
+        private Integer errorStatus;
+        private String errorMessage;
+
+        Captured(HttpServletResponse response) {
+            super(response);
+        }
+
+        @Override
+        public void sendError(int status) {
+            errorStatus = status;
+        }
+
+        @Override
+        public void sendError(int status, String message) {
+            errorStatus = status;
+            errorMessage = message;
+        }
     }
 
     /** The request with its body read once and served again to the handler. */
@@ -208,6 +287,26 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
             String encoding = getCharacterEncoding();
             return new BufferedReader(new InputStreamReader(getInputStream(),
                     encoding == null ? StandardCharsets.UTF_8 : java.nio.charset.Charset.forName(encoding)));
+        }
+
+        /**
+         * No asynchronous processing behind the protocol: Spring MVC refuses an async handler before it hands the work
+         * to another thread (which would run outside the claim's transaction, after the response was stored).
+         */
+        @Override
+        public boolean isAsyncSupported() {
+            return false;
+        }
+
+        @Override
+        public jakarta.servlet.AsyncContext startAsync() {
+            throw new IllegalStateException(ASYNC_REFUSED);
+        }
+
+        @Override
+        public jakarta.servlet.AsyncContext startAsync(jakarta.servlet.ServletRequest request,
+                jakarta.servlet.ServletResponse response) {
+            throw new IllegalStateException(ASYNC_REFUSED);
         }
 
         @Override

@@ -100,7 +100,8 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
             return null;
         }
         List<AttemptRecord> attempts = new ArrayList<>();
-        for (int attempt = 1; ; attempt++) {
+        int attempt = 1;
+        while (true) {
             try {
                 Outcome outcome = transactions.execute(status -> inbox.callOnce(consumer, messageId, message.getBody(),
                         () -> proceedOnce(invocation))).outcome();
@@ -113,16 +114,17 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
                 return null;
             } catch (RuntimeException e) {
                 Throwable failure = unwrapListenerFailure(e instanceof ListenerThrew t ? t.getCause() : e);
-                if (storeFailed(e)) {
-                    // the database, not the message: never a dead letter for it. Back to the broker after a pause
-                    // that grows while the store keeps failing (consecutive failures across messages)
+                if (storeFailed(e, failure)) {
+                    // the database, not the message: never a dead letter for it, and no attempt spent. The delivery
+                    // stays in hand and is tried again once the pause is over, for as long as the store fails (a
+                    // requeue would count against a quorum queue's delivery limit and could drop the message); the
+                    // pause grows with the consecutive failures across messages
                     int streak = Math.min(storeFailures.incrementAndGet() - 1, 10);
                     Duration pause = policy.backoff().delay(streak, ThreadLocalRandom.current()::nextDouble);
-                    LOG.warn("queue={} message_id={} decision=requeue reason=\"store unavailable\" error=\"{}\"",
-                            queue, messageId, RetryPolicy.describe(e));
+                    LOG.warn("queue={} message_id={} decision=wait-for-store pause_ms={} error=\"{}\"", queue, messageId,
+                            pause.toMillis(), RetryPolicy.describe(e));
                     pause(pause);
-                    throw new ImmediateRequeueAmqpException("idemkit: the store failed, the message goes back to the"
-                            + " broker", e);
+                    continue;
                 }
                 attempts.add(new AttemptRecord(attempt, clock.instant(), RetryPolicy.describe(failure)));
                 RetryDecision decision = policy.decide(attempt, failure, ThreadLocalRandom.current()::nextDouble);
@@ -134,6 +136,7 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
                 LOG.info("queue={} message_id={} decision=retry attempt={} delay_ms={} error=\"{}\"", queue, messageId,
                         attempt, delay.toMillis(), RetryPolicy.describe(failure));
                 pause(delay);
+                attempt++;
             }
         }
     }
@@ -184,12 +187,14 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
      * The store or the transaction infrastructure failed (not the listener): the message is not to blame. An
      * {@link UnexpectedRollbackException} is the listener's doing (it left the transaction rollback-only).
      */
-    private static boolean storeFailed(RuntimeException e) {
-        if (e instanceof ListenerThrew || e instanceof UnexpectedRollbackException) {
+    private static boolean storeFailed(RuntimeException thrown, Throwable failure) {
+        if (thrown instanceof ListenerThrew || failure instanceof UnexpectedRollbackException) {
             return false;
         }
-        return e instanceof StoreUnavailableException || e instanceof TransactionException
-                || e instanceof DataAccessResourceFailureException;
+        // idemkit's own statements or the commit, or the listener's own database access failing for want of a
+        // database (Spring AMQP wraps what the method threw; the failure is that unwrapped cause)
+        return failure instanceof StoreUnavailableException || failure instanceof TransactionException
+                || failure instanceof DataAccessResourceFailureException;
     }
 
     /** A wait between attempts; interrupted (shutdown), the message goes back to the broker unacknowledged. */

@@ -108,9 +108,17 @@ class SampleServiceIT {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private HttpResponse<byte[]> post(String client, String key, String json) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/payments"))
-                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json));
+        return post("/payments", "application/json", null, client, key, json);
+    }
+
+    private HttpResponse<byte[]> post(String path, String contentType, String user, String client, String key,
+            String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(30)).header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (user != null) {
+            b.header("X-Test-User", user);
+        }
         if (client != null) {
             b.header("X-Client-Id", client);
         }
@@ -176,19 +184,79 @@ class SampleServiceIT {
         assertThat(charges(account)).isEqualTo(2);
     }
 
+    private long idempotencyRecords(String key) {
+        return jdbc.queryForObject("SELECT count(*) FROM idempotency_records WHERE idem_key = ?", Long.class, key);
+    }
+
     @Test
     void noKeyNoClientAndAFailingHandlerAreClearAndKeepNothing() throws Exception {
-        String account = "acc-" + UUID.randomUUID();
+        String account = "explode-" + UUID.randomUUID();
         String json = "{\"amount\": 10, \"account_id\": \"" + account + "\"}";
         assertThat(post("client-a", null, json).statusCode()).as("no key").isEqualTo(400);
         assertThat(post(null, UUID.randomUUID().toString(), json).statusCode()).as("no client").isEqualTo(401);
         assertThat(post("client-a", "x".repeat(300), json).statusCode()).as("over-long key").isEqualTo(400);
         String key = UUID.randomUUID().toString();
-        assertThat(post("client-a", key, "{\"amount\": 1, \"account_id\": \"explode\"}").statusCode())
-                .as("handler threw").isEqualTo(500);
-        assertThat(post("client-a", key, "{\"amount\": 1, \"account_id\": \"explode\"}").statusCode())
+        assertThat(post("client-a", key, json).statusCode()).as("the handler charged, then threw").isEqualTo(500);
+        assertThat(post("client-a", key, json).statusCode())
                 .as("the key was freed: the retry runs (and fails) again, not 409").isEqualTo(500);
+        assertThat(charges(account)).as("the charges of the failed handler").isZero();
+        assertThat(idempotencyRecords(key)).isZero();
+    }
+
+    @Test
+    void aHandlersOwnErrorAnswerAfterAFailedStatementReachesTheClientUnstoredAndItsChargeIsGone() throws Exception {
+        String account = "doomed-" + UUID.randomUUID();
+        String key = UUID.randomUUID().toString();
+        String json = "{\"amount\": 10, \"account_id\": \"" + account + "\"}";
+        for (int i = 0; i < 2; i++) {
+            HttpResponse<byte[]> r = post("client-a", key, json);
+            assertThat(r.statusCode()).as("the handler's own answer, not a 500").isEqualTo(422);
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("declined");
+            assertThat(r.headers().firstValue("Idempotent-Replayed")).as("run again, never replayed").isEmpty();
+        }
         assertThat(charges(account)).isZero();
+        assertThat(idempotencyRecords(key)).isZero();
+    }
+
+    @Test
+    void anErrorSentWithSendErrorIsRenderedAndNotStored() throws Exception {
+        String key = UUID.randomUUID().toString();
+        for (int i = 0; i < 2; i++) {
+            HttpResponse<byte[]> r = post("client-a", key, "{not json");
+            assertThat(r.statusCode()).as("Spring's 400 for an unreadable body").isEqualTo(400);
+            assertThat(r.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        }
+        assertThat(idempotencyRecords(key)).isZero();
+    }
+
+    @Test
+    void formsAndAsynchronousHandlersAreRefusedAndChargeNothing() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        assertThat(post("/payments", "application/x-www-form-urlencoded", null, "client-a",
+                UUID.randomUUID().toString(), "amount=1&account_id=" + account).statusCode()).isEqualTo(415);
+        assertThat(post("/payments/async", "application/json", null, "client-a", UUID.randomUUID().toString(),
+                "{\"amount\": 1, \"account_id\": \"" + account + "\"}").statusCode()).isEqualTo(500);
+        Thread.sleep(500); // an async charge would have landed by now
+        assertThat(charges(account)).isZero();
+    }
+
+    @Test
+    void keysAreKeptPerAuthenticatedPrincipalAndAHeaderNeverImpersonatesOne() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        String key = UUID.randomUUID().toString();
+        String json = "{\"amount\": 3, \"account_id\": \"" + account + "\"}";
+        HttpResponse<byte[]> alice = post("/payments", "application/json", "alice", null, key, json);
+        HttpResponse<byte[]> aliceAgain = post("/payments", "application/json", "alice", "bob", key, json);
+        HttpResponse<byte[]> bob = post("/payments", "application/json", "bob", null, key, json);
+        HttpResponse<byte[]> headerAlice = post("/payments", "application/json", null, "alice", key, json);
+        assertThat(alice.statusCode()).isEqualTo(201);
+        assertThat(aliceAgain.body()).as("the principal wins over the header").isEqualTo(alice.body());
+        assertThat(aliceAgain.headers().firstValue("Idempotent-Replayed")).contains("true");
+        assertThat(bob.statusCode()).isEqualTo(201);
+        assertThat(bob.body()).isNotEqualTo(alice.body());
+        assertThat(headerAlice.statusCode()).isEqualTo(201);
+        assertThat(headerAlice.body()).as("a header naming alice is not alice").isNotEqualTo(alice.body());
+        assertThat(charges(account)).isEqualTo(3);
     }
 
     @BeforeEach
@@ -398,6 +466,18 @@ class SampleServiceIT {
                 .startsWith("gave up after 3 attempts: IllegalStateException: the effect left the caller's transaction"
                         + " rollback-only");
         assertThat(balance(account)).isZero();
+    }
+
+    @Test
+    void whileTheStoreFailsTheListenerKeepsTheDeliveryAndAppliesItOnceWithoutARedeliveryOrADeadLetter() {
+        String account = account();
+        String id = "flaky-" + UUID.randomUUID();
+        send(id, "flaky:" + account + ":6");
+        await().atMost(Duration.ofSeconds(20)).until(() -> balance(account) == 6);
+        assertThat(dev.idemkit.spring.sample.CreditListener.FLAKY_CALLS.get(id)).as("no attempt spent on the store")
+                .isEqualTo(4);
+        assertThat(dev.idemkit.spring.sample.CreditListener.FLAKY_REDELIVERED.get(id)).as("given back to the broker").isFalse();
+        assertThat(keys(IdempotentListenerAdvice.consumerOf(QUEUE), id)).isEqualTo(1);
     }
 
     @Test

@@ -41,6 +41,21 @@ public interface CallerTransaction {
     }
 
     /**
+     * Whether the caller's transaction can no longer commit what it did: rollback-only, or aborted by a failed
+     * statement (PostgreSQL would turn its commit into a rollback that the driver reports as success).
+     */
+    default boolean doomed() {
+        if (rollbackOnly()) {
+            return true;
+        }
+        try {
+            return Sql.aborted(connection());
+        } catch (SQLException e) {
+            throw Sql.unavailable("reading the caller's transaction state", e);
+        }
+    }
+
+    /**
      * Called after an effect failed and the store rolled back to its savepoint. A JDBC transaction needs nothing more;
      * a JPA persistence context cannot be rolled back to a savepoint (the entities the effect changed stay dirty and
      * would be flushed at the caller's commit, without the key), so a JPA transaction is marked rollback-only.

@@ -38,12 +38,14 @@ final class Joined {
         } catch (SQLException e) {
             throw Sql.unavailable(what, e);
         }
+        JoinedUnitOfWork unit = new JoinedUnitOfWork(c);
         try {
-            JoinedUnitOfWork unit = new JoinedUnitOfWork(c);
             R result = body.run(c, unit);
             if (unit.abandoned()) { // the store's own verdict (a 5xx, a lock wait given up): keep nothing, no error
                 c.rollback(savepoint);
-                tx.afterFailedEffect();
+                if (unit.effectRan()) {
+                    tx.afterFailedEffect();
+                }
                 return result;
             }
             if (Sql.aborted(c)) {
@@ -54,14 +56,13 @@ final class Joined {
             c.releaseSavepoint(savepoint);
             return result;
         } catch (Transactions.EffectThrew e) {
-            rollbackTo(c, savepoint);
-            tx.afterFailedEffect();
+            rollbackTo(c, savepoint, tx, unit);
             throw EffectFailedException.propagate(e.getCause());
         } catch (SQLException | PersistenceException e) {
-            rollbackTo(c, savepoint);
+            rollbackTo(c, savepoint, tx, unit);
             throw Sql.unavailable(what, e);
         } catch (RuntimeException | Error e) {
-            rollbackTo(c, savepoint);
+            rollbackTo(c, savepoint, tx, unit);
             throw e;
         }
     }
@@ -74,6 +75,7 @@ final class Joined {
      */
     static <R> R effect(CallerTransaction tx, Effect<? super JoinedUnitOfWork, R> effect, JoinedUnitOfWork unit) {
         R r;
+        unit.effectStarted();
         try {
             r = effect.run(unit);
             tx.flush();
@@ -98,6 +100,14 @@ final class Joined {
                     + " rollback-only (a participating method failed); nothing of it is kept, key included"));
         }
         return r;
+    }
+
+    /** Back to the savepoint; where the effect had begun, its persistence context cannot follow: the caller is told. */
+    private static void rollbackTo(Connection c, Savepoint savepoint, CallerTransaction tx, JoinedUnitOfWork unit) {
+        rollbackTo(c, savepoint);
+        if (unit.effectRan()) {
+            tx.afterFailedEffect();
+        }
     }
 
     private static void rollbackTo(Connection c, Savepoint savepoint) {

@@ -13,6 +13,7 @@ import java.util.Objects;
 public final class JoinedUnitOfWork implements UnitOfWork {
     private final Connection connection;
     private boolean abandoned;
+    private boolean effectStarted;
 
     JoinedUnitOfWork(Connection connection) {
         this.connection = Objects.requireNonNull(connection, "connection");
@@ -25,6 +26,15 @@ public final class JoinedUnitOfWork implements UnitOfWork {
 
     boolean abandoned() {
         return abandoned;
+    }
+
+    void effectStarted() {
+        effectStarted = true;
+    }
+
+    /** Whether the caller's effect ran (or began) in this call: only then can a persistence context hold its work. */
+    boolean effectRan() {
+        return effectStarted;
     }
 
     /** The JDBC connection of the caller's transaction. */

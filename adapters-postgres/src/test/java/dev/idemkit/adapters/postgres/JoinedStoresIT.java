@@ -337,13 +337,58 @@ class JoinedStoresIT {
                 return new dev.idemkit.domain.httpkey.StoredResponse(503, java.util.Map.of(), new byte[0]);
             });
             assertThat(attempt).isInstanceOf(dev.idemkit.ports.out.IdempotencyClaims.Attempt.Ran.class);
-            try (Statement s = c.createStatement(); var rs = s.executeQuery("SELECT current_setting('lock_timeout')")) {
-                rs.next();
-                assertThat(rs.getString(1)).as("the caller's lock_timeout").isEqualTo("7s");
-            }
+            assertThat(lockTimeout(c)).as("the caller's lock_timeout after a 5xx").isEqualTo("7s");
             assertThat(claims.find(key)).as("a 5xx keeps no key").isEmpty();
             c.commit();
         }
         assertThat(accounts.balance(account)).as("the caller's credit, not the 5xx handler's").isEqualTo(3);
+    }
+
+    private static String lockTimeout(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); var rs = s.executeQuery("SELECT current_setting('lock_timeout')")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    @Test
+    void aCompletedIdempotencyKeyClaimAlsoPutsTheCallersLockTimeoutBack() throws SQLException {
+        var key = dev.idemkit.domain.httpkey.ScopedKey.of("client-" + UUID.randomUUID(), UUID.randomUUID().toString());
+        try (Connection c = pg.connection()) {
+            try (Statement s = c.createStatement()) {
+                s.execute("SET LOCAL lock_timeout = '7s'");
+            }
+            var attempt = new JoinedIdempotencyClaims(CallerTransaction.jdbc(c)).attempt(key, Fingerprint.of("req"),
+                    dev.idemkit.domain.httpkey.KeyPolicy.defaults(), java.time.Duration.ofSeconds(5),
+                    work -> new dev.idemkit.domain.httpkey.StoredResponse(201, java.util.Map.of(), new byte[] {1}));
+            assertThat(attempt).isInstanceOf(dev.idemkit.ports.out.IdempotencyClaims.Attempt.Ran.class);
+            assertThat(lockTimeout(c)).as("the caller's lock_timeout after a stored 2xx").isEqualTo("7s");
+            c.commit();
+        }
+    }
+
+    @Test
+    void aJpaCallerWhoseClaimGaveUpWaitingIsNotDoomedNothingOfItsRan() throws SQLException {
+        var key = dev.idemkit.domain.httpkey.ScopedKey.of("client-" + UUID.randomUUID(), UUID.randomUUID().toString());
+        var policy = dev.idemkit.domain.httpkey.KeyPolicy.defaults();
+        try (Connection holder = pg.connection()) { // another request holds the claim, uncommitted
+            new JoinedIdempotencyClaims(CallerTransaction.jdbc(holder)).attempt(key, Fingerprint.of("req"), policy,
+                    java.time.Duration.ofSeconds(5),
+                    work -> new dev.idemkit.domain.httpkey.StoredResponse(201, java.util.Map.of(), new byte[0]));
+            EntityManager em = pg.db().entityManagerFactory().createEntityManager();
+            try {
+                em.getTransaction().begin();
+                var attempt = new JoinedIdempotencyClaims(CallerTransaction.jpa(em)).attempt(key, Fingerprint.of("req"),
+                        policy, java.time.Duration.ofMillis(200), work -> {
+                            throw new AssertionError("ran while another request held the key");
+                        });
+                assertThat(attempt).isInstanceOf(dev.idemkit.ports.out.IdempotencyClaims.Attempt.Busy.class);
+                assertThat(em.getTransaction().getRollbackOnly()).as("doomed although nothing of it ran").isFalse();
+                em.getTransaction().rollback();
+            } finally {
+                em.close();
+            }
+            holder.rollback();
+        }
     }
 }

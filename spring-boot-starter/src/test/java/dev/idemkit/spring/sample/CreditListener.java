@@ -31,8 +31,14 @@ public class CreditListener {
         this.queue = queue;
     }
 
+    /** Per message id: how often a "flaky:" message met the store failing, and whether its last delivery was a redelivery. */
+    public static final java.util.Map<String, Integer> FLAKY_CALLS = new java.util.concurrent.ConcurrentHashMap<>();
+    public static final java.util.Map<String, Boolean> FLAKY_REDELIVERED = new java.util.concurrent.ConcurrentHashMap<>();
+
     @RabbitListener(id = "credits", queues = "${sample.queue}")
-    public void onCredit(String body, @Header(name = AmqpHeaders.MESSAGE_ID, required = false) String messageId) {
+    public void onCredit(String body, @Header(name = AmqpHeaders.MESSAGE_ID, required = false) String messageId,
+            org.springframework.amqp.core.Message raw) {
+        Boolean redelivered = raw.getMessageProperties().isRedelivered();
         if (body.startsWith("poison")) {
             throw new IllegalStateException("cannot process this credit");
         }
@@ -51,6 +57,13 @@ public class CreditListener {
             } catch (IllegalStateException swallowed) {
                 // the participating method marked the transaction rollback-only
             }
+        } else if (parts[0].equals("flaky")) {
+            FLAKY_REDELIVERED.put(messageId, Boolean.TRUE.equals(redelivered));
+            // the database is down for three calls: as many as the attempts a failing listener gets
+            if (FLAKY_CALLS.merge(messageId, 1, Integer::sum) <= 3) {
+                throw new dev.idemkit.ports.out.StoreUnavailableException("simulated: the database is unreachable", null);
+            }
+            credit(parts[1], parts[2]);
         } else if (parts[0].equals("inner")) {
             inbox.runOnce(queue, messageId, body, () -> credit(parts[1], parts[2]));
         } else {

@@ -28,10 +28,21 @@ public class PaymentsController {
     public ResponseEntity<Map<String, Object>> charge(@RequestBody Map<String, Object> request) {
         Object amount = request.get("amount");
         Object account = request.get("account_id");
-        if ("explode".equals(account)) {
+        String id = "pay_" + UUID.randomUUID();
+        if (String.valueOf(account).startsWith("explode")) { // charges, then the provider fails
+            jdbc.update("INSERT INTO charges (id, account, amount) VALUES (?, ?, ?)", id, account,
+                    ((Number) amount).longValue());
             throw new IllegalStateException("the payment provider is down");
         }
-        String id = "pay_" + UUID.randomUUID();
+        if (String.valueOf(account).startsWith("doomed")) { // charges, a statement fails, the handler answers 422
+            jdbc.update("INSERT INTO charges (id, account, amount) VALUES (?, ?, ?)", id, account,
+                    ((Number) amount).longValue());
+            try {
+                jdbc.execute("SELECT 1/0");
+            } catch (org.springframework.dao.DataAccessException e) {
+                return ResponseEntity.status(422).body(Map.of("error", "declined"));
+            }
+        }
         jdbc.update("INSERT INTO charges (id, account, amount) VALUES (?, ?, ?)", id, account,
                 ((Number) amount).longValue());
         Map<String, Object> body = new LinkedHashMap<>();
@@ -39,5 +50,15 @@ public class PaymentsController {
         body.put("status", "created");
         body.put("amount", amount);
         return ResponseEntity.created(URI.create("/payments/" + id)).body(body);
+    }
+
+    /** An asynchronous handler: refused behind the protocol (its response would not exist yet when it is stored). */
+    @PostMapping("/payments/async")
+    public java.util.concurrent.Callable<String> chargeLater(@RequestBody Map<String, Object> request) {
+        return () -> {
+            jdbc.update("INSERT INTO charges (id, account, amount) VALUES (?, ?, ?)", "pay_" + UUID.randomUUID(),
+                    request.get("account_id"), ((Number) request.get("amount")).longValue());
+            return "charged";
+        };
     }
 }
