@@ -3,8 +3,10 @@ package dev.idemkit.adapters.postgres;
 import dev.idemkit.ports.out.UnitOfWork;
 import jakarta.persistence.EntityManager;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.Objects;
 import org.hibernate.Session;
+import org.hibernate.SessionFactory;
 
 /**
  * The open PostgreSQL transaction a store's atomic step and the business effect share. Write your
@@ -12,18 +14,39 @@ import org.hibernate.Session;
  * commit or roll back together with the idempotency key. Valid only inside the effect that received
  * it; never commit, roll back or close it yourself (use {@link #setRollbackOnly()} to abandon the work).
  * Not thread-safe.
+ *
+ * <p>The transaction is a pooled JDBC connection's (auto-commit off). A Hibernate session is opened on that same
+ * connection only when the effect first asks for {@link #entityManager()}: an effect in plain SQL (the common case of
+ * a consumer) pays for no session, no flush and no persistence context, only its statements and the commit, as a
+ * hand-written JDBC consumer would.
  */
 public final class JpaUnitOfWork implements UnitOfWork {
-    private final EntityManager entityManager;
-    private Connection connection;
+    private final SessionFactory sessionFactory;
+    private final Connection connection;
+    private Session session;
+    private boolean rollbackOnly;
 
-    JpaUnitOfWork(EntityManager entityManager) {
-        this.entityManager = Objects.requireNonNull(entityManager, "entityManager");
+    JpaUnitOfWork(SessionFactory sessionFactory, Connection connection) {
+        this.sessionFactory = Objects.requireNonNull(sessionFactory, "sessionFactory");
+        this.connection = Objects.requireNonNull(connection, "connection");
     }
 
-    /** The transaction's entity manager, for the caller's own entities and repositories. */
+    /**
+     * The transaction's entity manager, for the caller's own entities and repositories. Opened on first use, on the
+     * transaction's own connection: it sees every statement run before in this unit of work.
+     */
     public EntityManager entityManager() {
-        return entityManager;
+        if (session == null) {
+            Session s = sessionFactory.withOptions().connection(connection).openSession();
+            // the connection is in a transaction already (auto-commit off): the session's begins on it, and its
+            // commit is the connection's
+            s.getTransaction().begin();
+            if (rollbackOnly) {
+                s.getTransaction().setRollbackOnly();
+            }
+            session = s;
+        }
+        return session;
     }
 
     /**
@@ -31,8 +54,10 @@ public final class JpaUnitOfWork implements UnitOfWork {
      * are flushed first, so SQL sees them. Do not close it or change its auto-commit mode.
      */
     public Connection connection() {
-        entityManager.flush();
-        return rawConnection();
+        if (session != null && !rollbackOnly()) {
+            session.flush();
+        }
+        return connection;
     }
 
     /**
@@ -40,14 +65,70 @@ public final class JpaUnitOfWork implements UnitOfWork {
      * a store's effect this counts as a failure: the store throws instead of reporting "processed".
      */
     public void setRollbackOnly() {
-        entityManager.getTransaction().setRollbackOnly();
+        rollbackOnly = true;
+        if (session != null) {
+            session.getTransaction().setRollbackOnly();
+        }
+    }
+
+    /** Marked for rollback, here or through the entity manager's own transaction. */
+    boolean rollbackOnly() {
+        return rollbackOnly || session != null && session.getTransaction().getRollbackOnly();
+    }
+
+    /** Whether the effect asked for the entity manager (a Hibernate session was opened). */
+    boolean sessionOpened() {
+        return session != null;
+    }
+
+    /** Flushes pending entity changes (nothing to do when no session was opened). */
+    void flush() {
+        if (session != null) {
+            session.flush();
+        }
     }
 
     /** The connection without flushing: for a store's own statements, which run before any effect. */
     Connection rawConnection() {
-        if (connection == null) {
-            connection = entityManager.unwrap(Session.class).doReturningWork(c -> c);
-        }
         return connection;
+    }
+
+    /** Commits: through the session when there is one (it flushes first), else the connection. */
+    void commit() throws SQLException {
+        if (session != null) {
+            session.getTransaction().commit();
+        } else {
+            connection.commit();
+        }
+    }
+
+    /** Rolls back whatever is still open; a connection that is gone was rolled back by the server already. */
+    void rollbackQuietly() {
+        try {
+            if (session != null && session.getTransaction().isActive()) {
+                session.getTransaction().rollback();
+            } else {
+                connection.rollback();
+            }
+        } catch (RuntimeException | SQLException ignored) {
+            // the connection is gone: the server has rolled back already
+        }
+    }
+
+    /** Closes the session (never the connection it was given) and gives the connection back to the pool. */
+    void close() {
+        try {
+            if (session != null) {
+                session.close();
+            }
+        } catch (RuntimeException ignored) {
+            // closing a session on a broken connection: the connection is closed below either way
+        } finally {
+            try {
+                connection.close();
+            } catch (SQLException ignored) {
+                // the pool evicts a broken connection by itself
+            }
+        }
     }
 }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.hibernate.SessionFactory;
 import org.hibernate.cfg.AvailableSettings;
 import org.hibernate.jpa.HibernatePersistenceConfiguration;
 import org.hibernate.tool.schema.Action;
@@ -35,6 +36,7 @@ public final class PostgresDatabase implements AutoCloseable {
     private final DataSource dataSource;
     private final AutoCloseable ownedPool;
     private final EntityManagerFactory emf;
+    private final SessionFactory sessionFactory;
     private final String schema;
     private final PostgresSettings settings;
 
@@ -43,6 +45,7 @@ public final class PostgresDatabase implements AutoCloseable {
         this.dataSource = dataSource;
         this.ownedPool = ownedPool;
         this.emf = emf;
+        this.sessionFactory = emf.unwrap(SessionFactory.class);
         this.schema = settings.schema();
         this.settings = settings;
     }
@@ -128,6 +131,11 @@ public final class PostgresDatabase implements AutoCloseable {
         return emf;
     }
 
+    /** Hibernate's view of the factory: the stores open a session on their own connection only when asked to. */
+    SessionFactory sessionFactory() {
+        return sessionFactory;
+    }
+
     public String schema() {
         return schema;
     }
@@ -138,7 +146,7 @@ public final class PostgresDatabase implements AutoCloseable {
      * in {@link EffectFailedException}); a failing commit as a StoreUnavailableException.
      */
     public <R> R inTransaction(Effect<? super JpaUnitOfWork, R> work) {
-        return Transactions.run(emf, "transaction", unit -> Transactions.work(work, unit));
+        return Transactions.run(this, "transaction", unit -> Transactions.work(work, unit));
     }
 
     @Override

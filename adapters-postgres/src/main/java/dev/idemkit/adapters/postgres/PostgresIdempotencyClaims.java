@@ -49,7 +49,7 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
         if (committed.isPresent() && committed.get() instanceof KeyRecord.Completed) {
             return new Attempt.Held(committed.get());
         }
-        return Transactions.run(db.entityManagerFactory(), "idempotent request",
+        return Transactions.run(db, "idempotent request",
                 unit -> claimAndRun(unit, key, fingerprint, policy, deadline, effect));
     }
 
@@ -136,7 +136,7 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
 
     @Override
     public StoredResponse runWithoutKey(Effect<? super JpaUnitOfWork, StoredResponse> effect) {
-        return Transactions.run(db.entityManagerFactory(), "request without a key", unit -> {
+        return Transactions.run(db, "request without a key", unit -> {
             StoredResponse response = Transactions.effect(effect, unit); // rollback-only: it failed, not a 2xx
             if (response.isServerError()) {
                 unit.setRollbackOnly();

@@ -77,7 +77,7 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         Objects.requireNonNull(fingerprint, "fingerprint");
         Objects.requireNonNull(effect, "effect");
         for (int attempt = 1; attempt <= KEY_VANISHED_RETRIES; attempt++) {
-            Optional<Guarded<R>> result = Transactions.run(db.entityManagerFactory(), "inbox insert", unit -> {
+            Optional<Guarded<R>> result = Transactions.run(db, "inbox insert", unit -> {
                 KeyFound found = insertOrRead(unit.rawConnection(), key, fingerprint);
                 if (found instanceof KeyFound.Inserted) {
                     return Optional.of(Guarded.processed(Transactions.effect(effect, unit)));
@@ -109,7 +109,7 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
         if (deliveries.isEmpty()) {
             return List.of();
         }
-        List<Outcome> outcomes = Transactions.run(db.entityManagerFactory(), "inbox batch insert",
+        List<Outcome> outcomes = Transactions.run(db, "inbox batch insert",
                 unit -> batch.run(unit.rawConnection(), fresh -> Transactions.effect(work -> {
                     effect.run(work, fresh);
                     return null;

@@ -32,7 +32,7 @@ public final class PostgresUpsertStore<T> implements UpsertStore<T, JpaUnitOfWor
     public Outcome insertIfAbsent(NaturalKey key, T value, Effect<? super JpaUnitOfWork, ?> onInserted) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(onInserted, "onInserted");
-        Outcome outcome = Transactions.run(db.entityManagerFactory(), "upsert insert", unit -> {
+        Outcome outcome = Transactions.run(db, "upsert insert", unit -> {
             boolean inserted = sql.insertIfAbsent(unit.rawConnection(), key, value);
             if (inserted) {
                 Transactions.effect(onInserted, unit);

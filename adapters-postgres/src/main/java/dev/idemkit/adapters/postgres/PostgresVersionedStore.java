@@ -34,7 +34,7 @@ public final class PostgresVersionedStore<T> implements VersionedStore<T, JpaUni
     public Outcome apply(VersionedEvent<T> event, Effect<? super JpaUnitOfWork, ?> onApplied) {
         Objects.requireNonNull(event, "event");
         Objects.requireNonNull(onApplied, "onApplied");
-        Outcome outcome = Transactions.run(db.entityManagerFactory(), "versioned write",
+        Outcome outcome = Transactions.run(db, "versioned write",
                 unit -> sql.apply(unit.rawConnection(), event, () -> Transactions.effect(onApplied, unit)));
         sql.log(LOG, event, outcome);
         return outcome;

@@ -3,14 +3,12 @@ package dev.idemkit.adapters.postgres;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.EffectFailedException;
 import dev.idemkit.ports.out.StoreUnavailableException;
-import jakarta.persistence.EntityManager;
-import jakarta.persistence.EntityManagerFactory;
-import jakarta.persistence.EntityTransaction;
 import jakarta.persistence.PersistenceException;
 import java.sql.SQLException;
 
 /**
- * The transaction template every store uses: one entity manager, one transaction, commit at the end.
+ * The transaction template every store uses: one pooled connection, one transaction, commit at the end (a Hibernate
+ * session joins it only when the effect asks for the entity manager, {@link JpaUnitOfWork}).
  * It keeps two kinds of failure apart: the effect's own exceptions come back as they are, while the
  * store's SQL and the commit become {@link StoreUnavailableException}. Either way nothing is kept.
  *
@@ -37,46 +35,48 @@ final class Transactions {
         }
     }
 
-    static <R> R run(EntityManagerFactory emf, String what, Body<R> body) {
-        EntityManager em;
-        EntityTransaction tx;
+    static <R> R run(PostgresDatabase db, String what, Body<R> body) {
+        JpaUnitOfWork unit;
         try {
-            em = emf.createEntityManager();
-            tx = em.getTransaction();
-            tx.begin();
-        } catch (PersistenceException e) {
+            java.sql.Connection c = db.dataSource().getConnection();
+            try {
+                if (c.getAutoCommit()) { // a data source of the caller's that did not turn it off: never autocommit
+                    c.setAutoCommit(false);
+                }
+            } catch (SQLException e) {
+                c.close();
+                throw e;
+            }
+            unit = new JpaUnitOfWork(db.sessionFactory(), c);
+        } catch (SQLException | PersistenceException e) {
             throw Sql.unavailable(what, e);
         }
+        boolean committed = false;
         try {
-            JpaUnitOfWork unit = new JpaUnitOfWork(em);
             R result = body.run(unit);
-            if (tx.getRollbackOnly()) {
-                tx.rollback();
+            if (unit.rollbackOnly()) {
                 return result;
             }
-            em.flush();
+            unit.flush();
             if (Sql.aborted(unit.rawConnection())) {
                 throw Sql.abortedTransaction(what);
             }
             try {
-                tx.commit();
-            } catch (PersistenceException e) {
+                unit.commit();
+            } catch (SQLException | PersistenceException e) {
                 throw Sql.unavailable(what + " (commit)", e);
             }
+            committed = true;
             return result;
         } catch (EffectThrew e) {
             throw EffectFailedException.propagate(e.getCause());
         } catch (SQLException | PersistenceException e) {
             throw Sql.unavailable(what, e);
         } finally {
-            try {
-                if (tx.isActive()) {
-                    tx.rollback();
-                }
-            } catch (PersistenceException ignored) {
-                // the connection is gone: the server has rolled back already
+            if (!committed) {
+                unit.rollbackQuietly();
             }
-            em.close();
+            unit.close();
         }
     }
 
@@ -87,7 +87,7 @@ final class Transactions {
      */
     static <R> R effect(Effect<? super JpaUnitOfWork, R> effect, JpaUnitOfWork unit) {
         R r = work(effect, unit);
-        if (unit.entityManager().getTransaction().getRollbackOnly()) {
+        if (unit.rollbackOnly()) {
             throw new EffectThrew(new IllegalStateException(
                     "the effect marked its unit of work rollback-only: nothing was kept, key included"));
         }
@@ -98,8 +98,8 @@ final class Transactions {
     static <R> R work(Effect<? super JpaUnitOfWork, R> effect, JpaUnitOfWork unit) {
         try {
             R r = effect.run(unit);
-            if (!unit.entityManager().getTransaction().getRollbackOnly()) {
-                unit.entityManager().flush();
+            if (!unit.rollbackOnly()) {
+                unit.flush();
             }
             return r;
         } catch (StoreUnavailableException e) {
