@@ -25,46 +25,94 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Replays of one stored {@code POST /payments} response: the payments API on a free port, one payment
- * made with a key, then the SAME request with the same key from {@code clients} threads for a while.
- * Every request is timed with {@link System#nanoTime()}; percentiles come from all recorded latencies.
- * Each response must be the stored one (same status, byte-identical body, {@code Idempotent-Replayed}),
- * and the account must hold exactly one charge at the end.
+ * made with a key, then the SAME request with the same key from {@code clients} connections for a while.
  *
+ * <p>With {@code wrk} on the path (Debian's package) the load comes from it, a separate process, in two
+ * rows of one run: first a static handler on the same server ({@link ApiServer}: same JDK server, same
+ * executor) answering the stored response's exact status, headers and bytes, the ceiling of the server
+ * itself; then the payments API. wrk's Lua script checks every response (status 201, byte-identical
+ * body, {@code Idempotent-Replayed}) and counts the ones that are not. Without wrk the load is
+ * {@code java.net.http.HttpClient} threads in this JVM, timed with {@link System#nanoTime()} (they share
+ * the CPU with the server, so that row reads lower than the server can do). The account must hold
+ * exactly one charge at the end.
+ *
+ * @param runs what was measured, the ceiling first when there is one
  * @param charges charge rows for the account afterwards (1 is correct)
- * @param wrong responses that were not the byte-identical replay
  */
-record HttpReplays(long requests, double seconds, long p50Micros, long p99Micros, long charges, long wrong) {
+record HttpReplays(java.util.List<Run> runs, long charges) {
 
-    double rate() {
-        return requests / seconds;
+    /** One measured load. {@code wrong}: responses that were not the byte-identical replay (or failed). */
+    record Run(String what, String load, long requests, double seconds, long p50Micros, long p99Micros, long wrong) {
+        double rate() {
+            return requests / seconds;
+        }
+    }
+
+    long wrong() {
+        return runs.stream().mapToLong(Run::wrong).sum();
+    }
+
+    /** The payments API's replays: the last run. */
+    Run replays() {
+        return runs.get(runs.size() - 1);
     }
 
     static HttpReplays run(PaymentCharger charger, PaymentLedger ledger, Metrics metrics, int clients,
             Duration duration) throws Exception {
         String apiKey = "bench-" + UUID.randomUUID();
         String account = "acc-bench-" + UUID.randomUUID();
+        String key = UUID.randomUUID().toString();
         byte[] body = ("{\"amount\": 150.00, \"currency\": \"BRL\", \"account_id\": \"" + account + "\"}")
                 .getBytes(StandardCharsets.UTF_8);
+        List<Run> runs = new ArrayList<>();
         try (ApiServer api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), new PaymentsApi(charger, ledger,
                 ApiKeys.of(Map.of("bench", apiKey)), metrics, Map::of))) {
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .connectTimeout(Duration.ofSeconds(5)).build();
-            HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.port() + "/payments"))
+            URI uri = URI.create("http://127.0.0.1:" + api.port() + "/payments");
+            HttpRequest request = HttpRequest.newBuilder(uri)
                     .timeout(Duration.ofSeconds(10)).header("Authorization", "Bearer " + apiKey)
-                    .header("Idempotency-Key", UUID.randomUUID().toString()).header("Content-Type", "application/json")
+                    .header("Idempotency-Key", key).header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
             HttpResponse<byte[]> first = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
             if (first.statusCode() != 201) {
                 throw new IllegalStateException("the first payment answered " + first.statusCode() + ": "
                         + new String(first.body(), StandardCharsets.UTF_8));
             }
-            HttpReplays r = hammer(http, request, first, clients, duration);
-            return new HttpReplays(r.requests, r.seconds, r.p50Micros, r.p99Micros, ledger.forAccount(new ClientId("bench"), account, 1000).size(),
-                    r.wrong);
+            if (Wrk.available()) {
+                Wrk wrk = new Wrk(apiKey, key, body, first.statusCode(), first.body());
+                try (ApiServer ceiling = ApiServer.start(new InetSocketAddress("127.0.0.1", 0),
+                        staticReplay(first))) {
+                    runs.add(wrk.run("static handler, same JDK server and executor (the server's ceiling)",
+                            "http://127.0.0.1:" + ceiling.port() + "/payments", clients, duration));
+                }
+                runs.add(wrk.run("payments API, same request and Idempotency-Key",
+                        uri.toString(), clients, duration));
+            } else {
+                runs.add(hammer(http, request, first, clients, duration));
+            }
+            return new HttpReplays(runs, ledger.forAccount(new ClientId("bench"), account, 1000).size());
         }
     }
 
-    private static HttpReplays hammer(HttpClient http, HttpRequest request, HttpResponse<byte[]> first, int clients,
+    /** Answers every request with the stored response's status, headers and bytes, after reading the body. */
+    private static com.sun.net.httpserver.HttpHandler staticReplay(HttpResponse<byte[]> first) {
+        String contentType = first.headers().firstValue("Content-Type").orElse("application/json");
+        byte[] bytes = first.body();
+        return ex -> {
+            try (java.io.InputStream in = ex.getRequestBody()) {
+                in.readAllBytes();
+            }
+            ex.getResponseHeaders().set("Content-Type", contentType);
+            ex.getResponseHeaders().set("Idempotent-Replayed", "true");
+            ex.sendResponseHeaders(first.statusCode(), bytes.length);
+            try (java.io.OutputStream out = ex.getResponseBody()) {
+                out.write(bytes);
+            }
+        };
+    }
+
+    private static Run hammer(HttpClient http, HttpRequest request, HttpResponse<byte[]> first, int clients,
             Duration duration) throws Exception {
         AtomicLong wrong = new AtomicLong();
         AtomicReference<Exception> failure = new AtomicReference<>();
@@ -122,8 +170,9 @@ record HttpReplays(long requests, double seconds, long p50Micros, long p99Micros
             at += counts[t];
         }
         Arrays.sort(all);
-        return new HttpReplays(total, seconds, percentile(all, 0.50) / 1000, percentile(all, 0.99) / 1000, -1,
-                wrong.get());
+        return new Run("payments API, same request and Idempotency-Key", "java.net.http.HttpClient, " + clients
+                + " threads in this JVM (wrk not found)", total, seconds, percentile(all, 0.50) / 1000,
+                percentile(all, 0.99) / 1000, wrong.get());
     }
 
     static long percentile(long[] sorted, double q) {
