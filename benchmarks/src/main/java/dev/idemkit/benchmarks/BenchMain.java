@@ -45,6 +45,10 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--batch-size", defaultValue = "100", description = "deliveries per transaction, batched case (default 100)")
     int batchSize;
 
+    @Option(names = "--batch-workers", defaultValue = "0",
+            description = "threads running batches in the batched case; 0: one per consumer channel (default 0)")
+    int batchWorkers;
+
     @Option(names = "--prefetch", description = "per consumer, at least 2 x batch size (default 5 x batch size)")
     Integer prefetch;
 
@@ -60,7 +64,7 @@ public final class BenchMain implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         int pf = prefetch == null ? Math.min(65_535, 5 * batchSize) : prefetch;
-        if (messages < 1 || singleMessages < 1 || warmupMessages < 0 || batchSize < 1 || pf < 2 * batchSize
+        if (batchWorkers < 0 || messages < 1 || singleMessages < 1 || warmupMessages < 0 || batchSize < 1 || pf < 2 * batchSize
                 || duplicates < 0
                 || duplicates >= 1 || httpSeconds < 1 || httpClients < 1) {
             throw new ParameterException(spec.commandLine(), "counts must be positive (--warmup-messages may be 0),"
@@ -74,7 +78,8 @@ public final class BenchMain implements Callable<Integer> {
         AppSettings bench = Benchmark.settingsFor(configured, Benchmark.newSchema(), LOCAL_PG);
         Benchmark.Options options = new Benchmark.Options(messages, singleMessages, batchSize, Duration.ofMillis(3),
                 pf, duplicates, Benchmark.Options.defaults().accounts(), Benchmark.Options.defaults().publishers(),
-                httpClients, Duration.ofSeconds(httpSeconds), Benchmark.Options.defaults().drainLimit(), warmupMessages);
+                httpClients, Duration.ofSeconds(httpSeconds), Benchmark.Options.defaults().drainLimit(), warmupMessages,
+                batchWorkers);
         boolean correct;
         try {
             try (Assembly assembly = Assembly.start(bench)) {

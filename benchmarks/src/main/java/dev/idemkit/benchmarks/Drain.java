@@ -7,6 +7,11 @@ import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.Subscription;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -26,7 +31,8 @@ record Drain(long settled, long acked, double seconds, boolean complete) {
         AtomicLong settled = new AtomicLong();
         AtomicLong acked = new AtomicLong();
         long began = System.nanoTime();
-        Subscription s = transport.subscribe(queue, d -> handler.onDelivery(new Counting(d, settled, acked)));
+        Map<Delivery.BulkAck, Delivery.BulkAck> bulk = new ConcurrentHashMap<>();
+        Subscription s = transport.subscribe(queue, d -> handler.onDelivery(new Counting(d, settled, acked, bulk)));
         long deadline = began + limit.toNanos();
         while (settled.get() < expected && System.nanoTime() < deadline) {
             Thread.sleep(1);
@@ -41,11 +47,30 @@ record Drain(long settled, long acked, double seconds, boolean complete) {
     private static final class Counting extends ForwardingDelivery {
         private final AtomicLong settled;
         private final AtomicLong acked;
+        private final Map<Delivery.BulkAck, Delivery.BulkAck> bulk;
 
-        Counting(Delivery d, AtomicLong settled, AtomicLong acked) {
+        Counting(Delivery d, AtomicLong settled, AtomicLong acked, Map<Delivery.BulkAck, Delivery.BulkAck> bulk) {
             super(d);
             this.settled = settled;
             this.acked = acked;
+            this.bulk = bulk;
+        }
+
+        /** The transport's bulk ack, counting: one counting wrapper per transport group, so groups stay whole. */
+        @Override
+        public Optional<Delivery.BulkAck> bulkAck() {
+            return delegate().bulkAck().map(b -> bulk.computeIfAbsent(b, inner -> deliveries -> {
+                List<Delivery> unwrapped = new ArrayList<>(deliveries.size());
+                for (Delivery d : deliveries) {
+                    unwrapped.add(((Counting) d).delegate());
+                }
+                try {
+                    inner.ackAll(unwrapped);
+                } finally {
+                    acked.addAndGet(unwrapped.size());
+                    settled.addAndGet(unwrapped.size());
+                }
+            }));
         }
 
         @Override

@@ -58,12 +58,14 @@ final class RabbitDelivery implements Delivery {
     private final Declarations declarations;
     private final Clock clock;
     private final Runnable onSettled;
+    private final AckTracker tracker;
     private final ScheduledExecutorService scheduler;
     private final AtomicInteger state = new AtomicInteger(OPEN);
 
     RabbitDelivery(Channel channel, long tag, boolean redelivered, AMQP.BasicProperties props, byte[] body,
             String queue, ConfirmingPublisher publisher, Declarations declarations, Clock clock, Runnable onSettled,
-            ScheduledExecutorService scheduler) {
+            ScheduledExecutorService scheduler, AckTracker tracker) {
+        this.tracker = tracker;
         this.scheduler = scheduler;
         this.channel = channel;
         this.tag = tag;
@@ -250,6 +252,30 @@ final class RabbitDelivery implements Delivery {
         }
     }
 
+    /** Several deliveries of one channel instance acked together: see {@link AckTracker}. */
+    @Override
+    public java.util.Optional<BulkAck> bulkAck() {
+        return java.util.Optional.of(tracker);
+    }
+
+    AckTracker tracker() {
+        return tracker;
+    }
+
+    long tag() {
+        return tag;
+    }
+
+    /** For {@link AckTracker}: claims the settlement; false when the delivery is already (being) settled. */
+    boolean beginSettling() {
+        return state.compareAndSet(OPEN, SETTLING);
+    }
+
+    /** For {@link AckTracker}: its ack frame went out (or failed). */
+    void settledNow() {
+        done();
+    }
+
     private void begin() {
         if (!state.compareAndSet(OPEN, SETTLING)) {
             throw new IllegalStateException("delivery of " + AmqpMessages.printable(message.rawId()) + " on " + queue + " is already settled");
@@ -258,6 +284,7 @@ final class RabbitDelivery implements Delivery {
 
     private void done() {
         state.set(SETTLED);
+        tracker.closed(tag);
         onSettled.run();
     }
 }

@@ -200,6 +200,8 @@ final class RabbitSubscription implements Subscription {
     private final class ChannelConsumer extends DefaultConsumer {
         final Channel channel;
         volatile String tag;
+        /** The unsettled tags of the channel instance delivering now (replaced when recovery replaces it). */
+        private AckTracker acks;
 
         ChannelConsumer(Channel channel) {
             super(channel);
@@ -208,6 +210,11 @@ final class RabbitSubscription implements Subscription {
 
         @Override
         public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {
+            // every delivered tag is known to the tracker before anything else, even one left unacked here: a batch's
+            // multiple ack must never cover a tag nobody settled
+            acks = AckTracker.forChannel(channel, acks);
+            AckTracker tracker = acks;
+            tracker.opened(envelope.getDeliveryTag());
             if (closing) {
                 return; // left unacked: the broker requeues it when the channel closes
             }
@@ -215,13 +222,14 @@ final class RabbitSubscription implements Subscription {
             RabbitDelivery delivery;
             try {
                 delivery = new RabbitDelivery(channel, envelope.getDeliveryTag(), envelope.isRedeliver(), props, body,
-                        queue, publisher, declarations, clock, inFlight::decrementAndGet, reopener);
+                        queue, publisher, declarations, clock, inFlight::decrementAndGet, reopener, tracker);
             } catch (RuntimeException e) {
                 // nothing a producer sends may stop the consumer: the broker dead-letters it (x-death: rejected)
                 inFlight.decrementAndGet();
                 LOG.error("decision=dead-letter-by-reject queue={} message_id={} reason=\"unreadable delivery: {}\"",
                         queue, AmqpMessages.printable(props == null ? null : props.getMessageId()), e.toString());
                 rejectQuietly(envelope.getDeliveryTag());
+                tracker.closed(envelope.getDeliveryTag());
                 return;
             }
             try {

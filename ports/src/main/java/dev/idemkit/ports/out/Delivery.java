@@ -3,7 +3,11 @@ package dev.idemkit.ports.out;
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * One delivery of a message by a transport. Exactly one of {@link #ack}, {@link #retryAfter} or
@@ -38,4 +42,53 @@ public interface Delivery {
      * {@code failed} as the last attempt.
      */
     void deadLetter(String reason, AttemptRecord failed);
+
+    /**
+     * How the transport acknowledges this delivery together with others, or empty (the default): {@link #ackAll} then
+     * acks it on its own. A wrapper that overrides {@link #ack} must not pass its delegate's on unchanged.
+     */
+    default Optional<BulkAck> bulkAck() {
+        return Optional.empty();
+    }
+
+    /**
+     * Acknowledges every one of {@code deliveries}, as {@link #ack} on each would, in as few broker operations as
+     * their transports allow (RabbitMQ: one {@code multiple} ack per channel where that is safe). Each must be
+     * unsettled; one that was not is reported by an {@link IllegalStateException} after the others are acked.
+     */
+    static void ackAll(List<? extends Delivery> deliveries) {
+        Map<BulkAck, List<Delivery>> groups = new IdentityHashMap<>();
+        RuntimeException failure = null;
+        for (Delivery d : deliveries) {
+            Optional<BulkAck> bulk = d.bulkAck();
+            if (bulk.isPresent()) {
+                groups.computeIfAbsent(bulk.get(), b -> new ArrayList<>()).add(d);
+                continue;
+            }
+            try {
+                d.ack();
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        for (Map.Entry<BulkAck, List<Delivery>> group : groups.entrySet()) {
+            try {
+                group.getKey().ackAll(group.getValue());
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** A transport's way of acknowledging several of its deliveries at once. */
+    interface BulkAck {
+        /**
+         * Acks {@code deliveries}, each of whose {@link Delivery#bulkAck} is this, as {@link Delivery#ack} on each
+         * would; one already settled is reported by an {@link IllegalStateException} after the others are acked.
+         */
+        void ackAll(List<? extends Delivery> deliveries);
+    }
 }

@@ -103,6 +103,8 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
     private final AtomicLong batches = new AtomicLong();
     private final AtomicLong batched = new AtomicLong();
     private final AtomicLong viaSingle = new AtomicLong();
+    private final AtomicLong runNanos = new AtomicLong();
+    private final AtomicLong settleNanos = new AtomicLong();
     private volatile boolean running = true;
 
     /** Batches whose effects are {@code handler} once per new message. */
@@ -246,10 +248,14 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
                 return;
             }
         }
-        Duration latency = Duration.ofNanos(System.nanoTime() - began);
+        long ran = System.nanoTime();
+        Duration latency = Duration.ofNanos(ran - began);
+        runNanos.addAndGet(ran - began);
         batches.incrementAndGet();
         batched.addAndGet(taken.size());
         Duration each = latency.dividedBy(taken.size());
+        List<Delivery> acks = new ArrayList<>(taken.size());
+        List<Outcome> acked = new ArrayList<>(taken.size());
         for (int i = 0; i < taken.size(); i++) {
             Delivery d = taken.get(i);
             Outcome outcome = outcomes.get(i);
@@ -258,19 +264,23 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
                 handOver(d); // the single-message path decides it again (rejected) and dead-letters it with the reason
                 continue;
             }
-            try {
-                d.ack();
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "decision=ack-failed consumer={0} cause=\"{1}\" (the broker redelivers it;"
-                        + " the inbox makes that harmless)", settings.name().value(), e.toString());
-                continue;
-            }
+            acks.add(d);
+            acked.add(outcome);
+        }
+        try {
+            Delivery.ackAll(acks); // one broker operation per channel where the transport can
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "decision=ack-failed consumer={0} cause=\"{1}\" (the broker redelivers what was not"
+                    + " acked; the inbox makes that harmless)", settings.name().value(), e.toString());
+        }
+        for (Outcome outcome : acked) {
             try {
                 events.onDecision(settings.name(), outcome.effectRan() ? Decision.PROCESSED : Decision.DUPLICATE, each);
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "consumer events failed: {0}", e.toString());
             }
         }
+        settleNanos.addAndGet(System.nanoTime() - ran);
     }
 
     private List<Outcome> runBatch(List<InboxDelivery> deliveries, Map<InboxKey, Message> firstOf) {
@@ -305,6 +315,16 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
     /** Deliveries settled through a batch. */
     public long batched() {
         return batched.get();
+    }
+
+    /** Time spent in the store's batches that returned (keys, effects and commit, retries included), in total. */
+    public Duration batchTime() {
+        return Duration.ofNanos(runNanos.get());
+    }
+
+    /** Time spent settling the deliveries of batches that returned (acks and events), in total. */
+    public Duration settleTime() {
+        return Duration.ofNanos(settleNanos.get());
     }
 
     /** Deliveries handed to the single-message path. */

@@ -19,6 +19,7 @@ import dev.idemkit.ports.out.BatchEffect;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.DeadLetterEntry;
+import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.ForwardingDelivery;
@@ -72,16 +73,32 @@ class BatchingConsumerTest {
 
     /** Acks are recorded, and whether the key had committed before. */
     private DeliveryHandler watching(DeliveryHandler inner) {
-        return d -> inner.onDelivery(new ForwardingDelivery(d) {
-            @Override
-            public void ack() {
-                if (!committed.contains(d.message().rawId())) {
-                    ackedBeforeCommit.add(d.message().rawId());
-                }
-                acked.add(d.message().rawId());
-                super.ack();
+        return d -> inner.onDelivery(new Watched(d, null));
+    }
+
+    /** Records its ack (and whether its key had committed); acks in bulk through {@code bulk} when there is one. */
+    private final class Watched extends ForwardingDelivery {
+        private final Delivery.BulkAck bulk;
+
+        Watched(Delivery d, Delivery.BulkAck bulk) {
+            super(d);
+            this.bulk = bulk;
+        }
+
+        @Override
+        public void ack() {
+            String id = message().rawId();
+            if (!committed.contains(id)) {
+                ackedBeforeCommit.add(id);
             }
-        });
+            acked.add(id);
+            super.ack();
+        }
+
+        @Override
+        public Optional<Delivery.BulkAck> bulkAck() {
+            return Optional.ofNullable(bulk);
+        }
     }
 
     @Test
@@ -108,6 +125,38 @@ class BatchingConsumerTest {
         assertThat(batching.batches()).as("batches").isPositive().isLessThan(300);
         assertThat(batching.viaSingle()).isZero();
         assertThat(transport.depth(queue)).isZero();
+    }
+
+    /**
+     * A transport that acks many at once (RabbitMQ's multiple ack): a batch is acked in one bulk call per group, after
+     * its commit, every delivery exactly once; a reused id is not in it (the single-message path dead-letters it).
+     */
+    @Test
+    void aBatchIsAckedInOneBulkCallAfterItsCommitAndAReusedIdIsLeftOut() throws Exception {
+        AtomicInteger effects = new AtomicInteger();
+        List<Integer> bulkCalls = new CopyOnWriteArrayList<>();
+        Delivery.BulkAck bulk = deliveries -> {
+            bulkCalls.add(deliveries.size());
+            deliveries.forEach(Delivery::ack);
+        };
+        BatchingConsumer<InMemoryUnitOfWork> batching = consumer("bulk", BatchingConsumer.BatchSettings.defaults()
+                .withMaxBatch(50).withLinger(Duration.ofMillis(50)).withWorkers(1), effects);
+        for (int i = 0; i < 100; i++) {
+            transport.publish(queue, OutgoingMessage.of("m-" + i, "1".getBytes(StandardCharsets.UTF_8)));
+        }
+        transport.publish(queue, OutgoingMessage.of("m-7", "2".getBytes(StandardCharsets.UTF_8))); // id reused
+        try (Subscription s = transport.subscribe(queue, d -> batching.onDelivery(new Watched(d, bulk)))) {
+            Eventually.await(Duration.ofSeconds(20), "100 acks and a dead letter",
+                    () -> acked.size() == 100 && transport.depth(queue) == 1);
+        }
+        batching.close();
+
+        assertThat(bulkCalls.stream().mapToInt(Integer::intValue).sum()).as("acked in bulk").isEqualTo(100);
+        assertThat((long) bulkCalls.size()).as("bulk calls").isLessThanOrEqualTo(batching.batches()).isLessThan(50);
+        assertThat(acked).as("each once").doesNotHaveDuplicates();
+        assertThat(ackedBeforeCommit).isEmpty();
+        assertThat(transport.peek(queue, 10).get(0).deadLetter().original().rawId()).isEqualTo("m-7");
+        assertThat(counter.read("bulk")).isEqualTo(100);
     }
 
     @Test
