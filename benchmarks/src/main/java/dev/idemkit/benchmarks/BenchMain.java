@@ -46,7 +46,7 @@ public final class BenchMain implements Callable<Integer> {
     int batchSize;
 
     @Option(names = "--batch-workers", defaultValue = "0",
-            description = "threads running batches in the batched case; 0: one per consumer channel (default 0)")
+            description = "threads running batches in the batched case; 0: as serve runs them (2) (default 0)")
     int batchWorkers;
 
     @Option(names = "--prefetch", description = "per consumer, at least 2 x batch size (default 5 x batch size)")

@@ -30,7 +30,7 @@ public final class Benchmark {
     public record Options(int messages, int singleMessages, int batchSize, Duration linger, int prefetch,
             double duplicates, int accounts, int publishers, int httpClients, Duration httpDuration,
             Duration drainLimit, int warmupMessages, int batchWorkers) {
-        /** {@code batchWorkers} 0: as many batch workers as consumer channels. */
+        /** {@code batchWorkers} 0: as many batch workers as {@code serve} runs ({@code BatchSettings.defaults()}). */
         public static Options defaults() {
             return new Options(30_000, 3_000, 100, Duration.ofMillis(3), 500, 0.3, 10_000, 48, 16,
                     Duration.ofSeconds(10), Duration.ofSeconds(60), 2_000, 0);
@@ -195,7 +195,7 @@ public final class Benchmark {
         String consumer = "bench-" + w.label();
         BatchingConsumer<?> handler = assembly.batchedConsumer(consumer, ConsumerKind.CREDIT_ACCOUNT,
                 BatchingConsumer.BatchSettings.defaults().withMaxBatch(options.batchSize()).withLinger(options.linger())
-                        .withWorkers(options.batchWorkers() > 0 ? options.batchWorkers() : consumers));
+                        .withWorkers(batchWorkers()));
         Drain d;
         try {
             d = Drain.run(t, w.queue(), handler, w.size(), options.drainLimit());
@@ -205,10 +205,14 @@ public final class Benchmark {
         long n = Math.max(1, handler.batches());
         String note = String.format(Locale.ROOT, "%d batches on %d workers, %.0f deliveries per batch, %d via the"
                 + " single-message path; per batch %.2f ms in runBatch (keys + effects + commit), %.2f ms settling"
-                + " (acks)", handler.batches(), options.batchWorkers() > 0 ? options.batchWorkers() : consumers,
+                + " (acks)", handler.batches(), batchWorkers(),
                 (double) handler.batched() / n, handler.viaSingle(), handler.batchTime().toNanos() / 1e6 / n,
                 handler.settleTime().toNanos() / 1e6 / n);
         return new BenchReport.Case(d, exact(w, before), note);
+    }
+
+    private int batchWorkers() {
+        return options.batchWorkers() > 0 ? options.batchWorkers() : BatchingConsumer.BatchSettings.defaults().workers();
     }
 
     private BenchReport.Case perfTest(RabbitMessageTransport t, Workload w, int consumers) throws Exception {

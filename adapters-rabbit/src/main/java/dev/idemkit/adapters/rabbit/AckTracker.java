@@ -36,17 +36,50 @@ final class AckTracker implements Delivery.BulkAck {
     private static final Logger LOG = LoggerFactory.getLogger(AckTracker.class);
 
     private final Channel channel;
+    /** False for a tag of an older channel instance: such a tracker acks one by one, never {@code multiple}. */
+    private final boolean multipleAllowed;
     private final TreeSet<Long> open = new TreeSet<>();
     private long multipleFrames;
 
-    private AckTracker(Channel channel) {
+    private AckTracker(Channel channel, boolean multipleAllowed) {
         this.channel = channel;
+        this.multipleAllowed = multipleAllowed;
     }
 
-    /** A tracker for the channel instance delivering now: {@code current} if it is that one's, else a new one. */
-    static AckTracker forChannel(Channel channel, AckTracker current) {
-        Channel instance = channel instanceof AutorecoveringChannel r ? r.getDelegate() : channel;
-        return current != null && current.channel == instance ? current : new AckTracker(instance);
+    /** Chooses (and updates) the tracker of one consumer's channel for each delivered tag, and opens the tag in it. */
+    static final class Selector {
+        private final Channel channel;
+        private AckTracker current;
+
+        Selector(Channel channel) {
+            this.channel = channel;
+        }
+
+        /**
+         * The tracker of the channel instance delivering now, {@code tag} opened in it. Synchronized: after a
+         * reconnection the old connection may still dispatch its last deliveries while the new one dispatches, and two
+         * trackers for one instance would each believe they know every open tag. A tag at or below the current
+         * instance's offset was delivered by an older instance: it gets a tracker of its own that never acks
+         * {@code multiple} (its acks go nowhere: the broker requeued it when that connection died).
+         */
+        synchronized AckTracker open(long tag) {
+            Channel instance = channel instanceof AutorecoveringChannel r ? r.getDelegate() : channel;
+            AckTracker tracker;
+            if (tag <= floorOf(instance)) {
+                tracker = new AckTracker(instance, false);
+            } else {
+                if (current == null || current.channel != instance) {
+                    current = new AckTracker(instance, true);
+                }
+                tracker = current;
+            }
+            tracker.opened(tag);
+            return tracker;
+        }
+    }
+
+    private static long floorOf(Channel instance) {
+        return instance instanceof RecoveryAwareChannelN n ? n.getActiveDeliveryTagOffset() : 0;
     }
 
     synchronized void opened(long tag) {
@@ -74,12 +107,15 @@ final class AckTracker implements Delivery.BulkAck {
      */
     @Override
     public void ackAll(List<? extends Delivery> deliveries) {
-        List<RabbitDelivery> mine = new ArrayList<>(deliveries.size());
-        IllegalStateException alreadySettled = null;
-        for (Delivery d : deliveries) {
+        for (Delivery d : deliveries) { // all checked before any is claimed: a claimed delivery must be acked
             if (!(d instanceof RabbitDelivery r) || r.tracker() != this) {
                 throw new IllegalArgumentException("not a delivery of this channel: " + d);
             }
+        }
+        List<RabbitDelivery> mine = new ArrayList<>(deliveries.size());
+        IllegalStateException alreadySettled = null;
+        for (Delivery d : deliveries) {
+            RabbitDelivery r = (RabbitDelivery) d;
             if (r.beginSettling()) {
                 mine.add(r);
             } else if (alreadySettled == null) {
@@ -116,10 +152,10 @@ final class AckTracker implements Delivery.BulkAck {
             upTo = t;
             run++;
         }
-        long floor = channel instanceof RecoveryAwareChannelN n ? n.getActiveDeliveryTagOffset() : 0;
+        long floor = floorOf(channel);
         int failed = 0;
         Exception cause = null;
-        if (run >= 2 && upTo > floor) {
+        if (multipleAllowed && run >= 2 && upTo > floor) {
             try {
                 multipleFrames++;
                 channel.basicAck(upTo, true);

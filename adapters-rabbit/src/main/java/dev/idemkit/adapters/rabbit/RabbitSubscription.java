@@ -201,20 +201,19 @@ final class RabbitSubscription implements Subscription {
         final Channel channel;
         volatile String tag;
         /** The unsettled tags of the channel instance delivering now (replaced when recovery replaces it). */
-        private AckTracker acks;
+        private final AckTracker.Selector acks;
 
         ChannelConsumer(Channel channel) {
             super(channel);
             this.channel = channel;
+            this.acks = new AckTracker.Selector(channel);
         }
 
         @Override
         public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {
             // every delivered tag is known to the tracker before anything else, even one left unacked here: a batch's
             // multiple ack must never cover a tag nobody settled
-            acks = AckTracker.forChannel(channel, acks);
-            AckTracker tracker = acks;
-            tracker.opened(envelope.getDeliveryTag());
+            AckTracker tracker = acks.open(envelope.getDeliveryTag());
             if (closing) {
                 return; // left unacked: the broker requeues it when the channel closes
             }

@@ -114,6 +114,24 @@ class BulkAckIT extends RabbitITBase {
         assertThat(left(queue)).isEmpty();
     }
 
+    @Test
+    void aForeignDeliveryInTheBatchIsRefusedBeforeAnyIsClaimedSoTheyCanStillBeAcked() throws Exception {
+        String queue = queue("bulk-ack-foreign");
+        List<Delivery> got = receive(queue, 4, 1);
+        Delivery foreign = new dev.idemkit.ports.out.ForwardingDelivery(got.get(2)) {
+            @Override
+            public java.util.Optional<Delivery.BulkAck> bulkAck() {
+                return got.get(2).bulkAck(); // the mistake Delivery#bulkAck warns about: passing it on unchanged
+            }
+        };
+        List<Delivery> mixed = List.of(got.get(0), got.get(1), foreign, got.get(3));
+
+        assertThatThrownBy(() -> Delivery.ackAll(mixed)).isInstanceOf(IllegalArgumentException.class);
+        Delivery.ackAll(got);
+
+        assertThat(left(queue)).isEmpty();
+    }
+
     /**
      * The connection is lost while a batch is held: recovery opens a new channel instance, the broker redelivers the
      * batch there with new tags. Acking the OLD deliveries afterwards must not touch the new channel (through the

@@ -60,7 +60,12 @@ public interface Delivery {
         Map<BulkAck, List<Delivery>> groups = new IdentityHashMap<>();
         RuntimeException failure = null;
         for (Delivery d : deliveries) {
-            Optional<BulkAck> bulk = d.bulkAck();
+            Optional<BulkAck> bulk;
+            try {
+                bulk = d.bulkAck();
+            } catch (RuntimeException e) {
+                bulk = Optional.empty(); // acked on its own below
+            }
             if (bulk.isPresent()) {
                 groups.computeIfAbsent(bulk.get(), b -> new ArrayList<>()).add(d);
                 continue;
