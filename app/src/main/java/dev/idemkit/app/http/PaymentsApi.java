@@ -10,6 +10,7 @@ import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.app.payments.PaymentRequest;
 import dev.idemkit.domain.httpkey.ClientId;
+import dev.idemkit.domain.httpkey.KeyPolicy;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.in.IdempotentRequests;
 import dev.idemkit.ports.service.Problems;
@@ -26,12 +27,19 @@ import org.slf4j.LoggerFactory;
 /**
  * The HTTP API as one handler for the JDK's HTTP server ({@link ApiServer} serves it): {@code POST /payments}
  * guarded by Idempotency-Key, {@code GET /payments/{id}}, {@code GET /payments?account_id=}, {@code GET /health},
- * {@code GET /metrics}. Every request except health and metrics needs {@code Authorization: Bearer <api key>}; keys
- * and payments are scoped per client. Being a plain {@link HttpHandler}, it can be wrapped (a test's or an exercise's
+ * {@code GET /metrics}, and {@code GET /idempotency}, the page documenting the Idempotency-Key policy (retention of
+ * stored responses, lease, wait, the error answers), which every Idempotency-Key problem links to with
+ * {@code Link: </idempotency>; rel="describedby"}, as the IETF draft's error examples do. Every request except health,
+ * metrics and that page needs {@code Authorization: Bearer <api key>}; keys and payments are scoped per client. Being a plain {@link HttpHandler}, it can be wrapped (a test's or an exercise's
  * decorator) without the API knowing.
  */
 public final class PaymentsApi implements HttpHandler {
     private static final Logger LOG = LoggerFactory.getLogger(PaymentsApi.class);
+
+    /** Where the Idempotency-Key policy is published (the draft: the expiration policy belongs in the documentation). */
+    static final String POLICY_PAGE = "/idempotency";
+    /** On every Idempotency-Key problem. */
+    static final String POLICY_LINK = "<" + POLICY_PAGE + ">; rel=\"describedby\"; type=\"text/html\"";
 
     /** Bodies bigger than this are refused before they are read whole. */
     static final int MAX_BODY_BYTES = 64 * 1024;
@@ -43,9 +51,18 @@ public final class PaymentsApi implements HttpHandler {
     private final ApiKeys apiKeys;
     private final Metrics metrics;
     private final Supplier<Map<String, String>> health;
+    private final KeyPolicy policy;
 
+    /** Documenting {@link KeyPolicy#defaults()}, the policy the app's charger runs with. */
     public PaymentsApi(PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys, Metrics metrics,
             Supplier<Map<String, String>> health) {
+        this(charger, ledger, apiKeys, metrics, health, KeyPolicy.defaults());
+    }
+
+    /** {@code policy}: the one {@code charger} runs with, published at {@code GET /idempotency}. */
+    public PaymentsApi(PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys, Metrics metrics,
+            Supplier<Map<String, String>> health, KeyPolicy policy) {
+        this.policy = policy;
         this.charger = charger;
         this.ledger = ledger;
         this.apiKeys = apiKeys;
@@ -62,6 +79,11 @@ public final class PaymentsApi implements HttpHandler {
             metrics(ex);
         } else if (path.equals("/payments") || path.startsWith("/payments/")) {
             payments(ex);
+        } else if (path.equals(POLICY_PAGE)) {
+            try (ex) {
+                send(ex, new StoredResponse(200, Map.of("Content-Type", "text/html; charset=utf-8"),
+                        IdempotencyPolicyPage.html(policy).getBytes(StandardCharsets.UTF_8)), false);
+            }
         } else {
             try (ex) {
                 send(ex, Problems.problem(404, "Not Found", "not-found", "No resource " + path + "."), false);
@@ -208,6 +230,9 @@ public final class PaymentsApi implements HttpHandler {
 
     private static void send(HttpExchange ex, StoredResponse response, boolean replayed) throws IOException {
         response.headers().forEach((k, v) -> ex.getResponseHeaders().set(k, v));
+        if (Problems.isKeyProblem(response)) {
+            ex.getResponseHeaders().set("Link", POLICY_LINK);
+        }
         if (replayed) {
             ex.getResponseHeaders().set("Idempotent-Replayed", "true");
         }

@@ -121,7 +121,20 @@ class PaymentsApiIT {
         assertThat(other.headers().firstValue("Content-Type")).hasValue("application/problem+json");
         assertThat(json(other).get("status").asInt()).isEqualTo(422);
         assertThat(other.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(other.headers().firstValue("Link")).hasValue(PaymentsApi.POLICY_LINK);
+        assertThat(first.headers().firstValue("Link")).as("only problems link to the policy").isEmpty();
         assertThat(paymentRows(account)).isEqualTo(1);
+    }
+
+    /** The draft: a resource that expires keys publishes its expiration policy; the problems link to it. */
+    @Test
+    void theIdempotencyPolicyPageIsPublicAndStatesTheRetentionAndLeaseInUse() throws Exception {
+        HttpResponse<byte[]> page = send(HttpRequest.newBuilder(base.resolve("/idempotency")).GET());
+
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
+        String html = new String(page.body(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(html).contains("kept for <b>24 hours</b>", "at most <b>1 minute</b>", "Retry-After", "set-cookie");
     }
 
     @Test
@@ -250,6 +263,7 @@ class PaymentsApiIT {
             assertThat(r.statusCode()).isEqualTo(400);
             assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
             assertThat(json(r).get("type").asText()).endsWith("invalid-idempotency-key");
+            assertThat(r.headers().firstValue("Link")).hasValue(PaymentsApi.POLICY_LINK);
         }
         assertThat(paymentRows(account)).isZero();
     }

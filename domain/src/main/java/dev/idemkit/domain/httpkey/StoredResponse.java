@@ -1,17 +1,35 @@
 package dev.idemkit.domain.httpkey;
 
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 
-/** A final response kept for replay: status, the headers that matter, and the body byte for byte. */
+/**
+ * A final response kept for replay: status, the headers that matter, and the body byte for byte. Credential headers
+ * ({@link #NEVER_STORED}) are dropped here, whoever builds the response: a cookie or challenge meant for the first
+ * request's caller is never stored, and so never replayed to whoever retries with the key.
+ */
 public record StoredResponse(int status, Map<String, String> headers, byte[] body) {
+    /** Response headers never kept (compared without case): they carry or ask for credentials. */
+    public static final Set<String> NEVER_STORED = Set.of("set-cookie", "set-cookie2", "cookie", "authorization",
+            "proxy-authorization", "www-authenticate", "proxy-authenticate", "authentication-info",
+            "proxy-authentication-info");
+
     public StoredResponse {
         if (status < 100 || status > 599) {
             throw new IllegalArgumentException("HTTP status must lie in 100..599, got " + status);
         }
-        headers = Map.copyOf(Objects.requireNonNull(headers, "headers"));
+        Map<String, String> kept = new LinkedHashMap<>();
+        Objects.requireNonNull(headers, "headers").forEach((name, value) -> {
+            if (!NEVER_STORED.contains(name.toLowerCase(Locale.ROOT))) {
+                kept.put(name, value);
+            }
+        });
+        headers = Map.copyOf(kept);
         body = Objects.requireNonNull(body, "body").clone();
     }
 

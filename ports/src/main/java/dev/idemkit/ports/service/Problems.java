@@ -14,9 +14,11 @@ public final class Problems {
         return problem(400, "Bad Request", "invalid-idempotency-key", detail);
     }
 
+    /** 409 with {@code Retry-After: 1}: the first request is still running; a retry a second later may replay it. */
     public static StoredResponse conflict() {
-        return problem(409, "Conflict", "request-in-progress",
+        StoredResponse p = problem(409, "Conflict", "request-in-progress",
                 "A request with this Idempotency-Key is still being processed; retry later.");
+        return new StoredResponse(409, Map.of("Content-Type", CONTENT_TYPE, "Retry-After", "1"), p.body());
     }
 
     public static StoredResponse mismatch() {
@@ -34,8 +36,23 @@ public final class Problems {
                         + " was stored; its outcome is unknown. Retry with the same key to get the key's answer.");
     }
 
+    /** The problem types of the Idempotency-Key decisions (the last segment of their {@code type} URI). */
+    public static final java.util.Set<String> KEY_PROBLEM_TYPES = java.util.Set.of("invalid-idempotency-key",
+            "request-in-progress", "idempotency-key-reused", "idempotency-claim-lost");
+
+    /** Whether {@code r} is one of {@link #KEY_PROBLEM_TYPES}, as built here. */
+    public static boolean isKeyProblem(StoredResponse r) {
+        if (!CONTENT_TYPE.equals(r.headers().get("Content-Type"))) {
+            return false;
+        }
+        String body = new String(r.body(), StandardCharsets.UTF_8);
+        return KEY_PROBLEM_TYPES.stream().anyMatch(t -> body.startsWith("{\"type\":\"" + TYPE_BASE + t + "\""));
+    }
+
+    private static final String TYPE_BASE = "https://idemkit.dev/problems/";
+
     public static StoredResponse problem(int status, String title, String type, String detail) {
-        String json = "{\"type\":\"https://idemkit.dev/problems/" + type + "\",\"title\":\"" + escape(title)
+        String json = "{\"type\":\"" + TYPE_BASE + type + "\",\"title\":\"" + escape(title)
                 + "\",\"status\":" + status + ",\"detail\":\"" + escape(detail) + "\"}";
         return new StoredResponse(status, Map.of("Content-Type", CONTENT_TYPE), json.getBytes(StandardCharsets.UTF_8));
     }

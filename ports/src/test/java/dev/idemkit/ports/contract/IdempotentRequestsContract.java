@@ -210,6 +210,7 @@ public abstract class IdempotentRequestsContract<U extends UnitOfWork> {
         finish.countDown();
 
         assertProblem(second, 409, "request-in-progress");
+        assertThat(second.response().headers()).as("when to retry").containsEntry("Retry-After", "1");
         assertThat(first.get(20, TimeUnit.SECONDS).response().status()).isEqualTo(201);
         assertThat(executions).hasValue(1);
     }
