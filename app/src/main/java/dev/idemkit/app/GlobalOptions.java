@@ -70,6 +70,10 @@ public final class GlobalOptions {
     @Option(names = "--api-key", paramLabel = "CLIENT=KEY", description = "client credential, repeatable (env IDEMKIT_API_KEYS=a=k1,b=k2)")
     List<String> apiKeys = new ArrayList<>();
 
+    @Option(names = "--operator-key", paramLabel = "OPERATOR=KEY", description = "operator credential for the"
+            + " dead-letter console, repeatable (env IDEMKIT_OPERATOR_KEYS=ana=k1,bo=k2)")
+    List<String> operatorKeys = new ArrayList<>();
+
     @Option(names = "--max-attempts", description = "deliveries before dead-lettering (default 3)")
     String maxAttempts;
 
@@ -112,6 +116,7 @@ public final class GlobalOptions {
         put(f, "kafka.bootstrap-servers", kafkaBootstrapServers);
         put(f, "http.port", httpPort);
         put(f, "api.keys", apiKeys.isEmpty() ? null : String.join(",", apiKeys));
+        put(f, "operator.keys", operatorKeys.isEmpty() ? null : String.join(",", operatorKeys));
         put(f, "max.attempts", maxAttempts);
         put(f, "backoff.base", backoffBase);
         put(f, "backoff.cap", backoffCap);

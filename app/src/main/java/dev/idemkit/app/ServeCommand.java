@@ -3,6 +3,7 @@ package dev.idemkit.app;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.ConfigException;
 import dev.idemkit.app.http.ApiKeys;
+import dev.idemkit.app.http.OperatorConsole;
 import dev.idemkit.app.http.ApiServer;
 import dev.idemkit.app.http.PaymentsApi;
 import dev.idemkit.app.wiring.Assembly;
@@ -59,12 +60,19 @@ final class ServeCommand extends AppCommand {
             description = "milliseconds a batch waits to fill before it commits what it has (default 3)")
     long batchWaitMillis;
 
+    @Option(names = "--redrive-rate", defaultValue = "50", description = "dead letters the console redrives per second"
+            + " at most (default 50)")
+    double redrivesPerSecond;
+
     @Option(names = "--outbox-attempts", defaultValue = "10", description = "publishes of an outbox message before it is"
             + " parked for an operator (default 10)")
     int outboxAttempts;
 
     @Override
     public Integer call() throws Exception {
+        if (!(redrivesPerSecond > 0) || redrivesPerSecond > 10_000) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--redrive-rate must be in (0, 10000]");
+        }
         if (outboxAttempts < 1 || outboxAttempts > 1000) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--outbox-attempts must be 1..1000");
         }
@@ -82,6 +90,16 @@ final class ServeCommand extends AppCommand {
             out().println("idemkit   Authorization: Bearer " + keys.get("demo"));
         }
         ApiKeys apiKeys = ApiKeys.of(keys);
+        Map<String, String> operatorKeys = new LinkedHashMap<>(settings.http().operatorKeys());
+        if (operatorKeys.isEmpty()) {
+            byte[] random = new byte[16];
+            new SecureRandom().nextBytes(random);
+            operatorKeys.put("operator", "op-" + HexFormat.of().formatHex(random));
+            out().println("idemkit no operator keys configured: generated one for the dead-letter console (this run"
+                    + " only):");
+            out().println("idemkit   Authorization: Bearer " + operatorKeys.get("operator"));
+        }
+        ApiKeys operators = ApiKeys.of(operatorKeys);
         CountDownLatch stopped = new CountDownLatch(1);
         CountDownLatch closed = new CountDownLatch(1);
         boolean stopping = false;
@@ -89,10 +107,17 @@ final class ServeCommand extends AppCommand {
             List<Subscription> subscriptions = new ArrayList<>();
             List<BatchingConsumer<?>> batchers = new ArrayList<>();
             ApiServer api;
+            Map<String, DeadLetters> deadLetters = new LinkedHashMap<>();
+            for (ConsumerKind kind : ConsumerKind.values()) {
+                deadLetters.put(assembly.transportBinding().queue(kind.queue()), assembly.deadLetters(
+                        kind.consumerName(), alert -> LOG.error("ALERT {}", alert.summary())));
+            }
+            OperatorConsole console = new OperatorConsole(deadLetters, operators,
+                    settings.deadLetters().alertThreshold(), assembly.clock(), redrivesPerSecond);
             try {
-                api = ApiServer.start(new InetSocketAddress(settings.http().port()), new PaymentsApi(
-                        assembly.paymentCharger(), assembly.store().ledger(), apiKeys, assembly.metrics(),
-                        () -> Map.of("store", assembly.store().health())));
+                api = ApiServer.start(new InetSocketAddress(settings.http().port()), OperatorConsole.routes(console,
+                        new PaymentsApi(assembly.paymentCharger(), assembly.store().ledger(), apiKeys,
+                                assembly.metrics(), () -> Map.of("store", assembly.store().health()))));
             } catch (BindException e) {
                 throw new ConfigException("http.port", "port " + settings.http().port() + " is already in use");
             } catch (IOException e) {
@@ -117,8 +142,7 @@ final class ServeCommand extends AppCommand {
                         subscriptions.add(assembly.transport().subscribe(queue, batching));
                     }
                     out().println("idemkit " + assembly.deadLetterRetention(queue));
-                    DeadLetters dlq = assembly.deadLetters(kind.consumerName(),
-                            alert -> LOG.error("ALERT {}", alert.summary()));
+                    DeadLetters dlq = deadLetters.get(queue);
                     scheduler.scheduleWithFixedDelay(() -> checkDlq(assembly, dlq, queue), 0, dlqEverySeconds,
                             TimeUnit.SECONDS);
                 }
@@ -138,7 +162,8 @@ final class ServeCommand extends AppCommand {
                         + (batchSize == 1 ? ", one delivery per transaction" : ", up to " + batchSize
                                 + " deliveries per transaction (waiting at most " + batchWaitMillis + " ms)"));
                 out().println("idemkit HTTP on http://localhost:" + api.port()
-                        + "  (POST /payments, GET /payments/{id}, GET /payments?account_id=, GET /health, GET /metrics)");
+                        + "  (POST /payments, GET /payments/{id}, GET /payments?account_id=, GET /health, GET /metrics,"
+                        + " GET /idempotency; dead-letter console: /console, JSON API /ops/...)");
                 // the JVM halts as soon as every shutdown hook has returned: this one returns only once the main
                 // thread has closed everything, so that pending settles (SQS batch deletes, acks) reach the broker
                 Thread hook = new Thread(() -> {

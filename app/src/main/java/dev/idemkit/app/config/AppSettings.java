@@ -109,11 +109,30 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
     /** How old a dead letter may be for a redrive on one approval, and the DLQ depth above which an alert fires. */
     public record DeadLetterSettings(Duration retention, int alertThreshold) {}
 
-    /** The HTTP API's port (0: a free one) and its clients' API keys (client to key). */
-    public record HttpSettings(int port, Map<String, String> apiKeys) {
+    /**
+     * The HTTP API's port (0: a free one), its clients' API keys (client to key) and the operators' keys (operator to
+     * key) for the dead-letter console and its JSON API; an operator key is never a client key.
+     */
+    public record HttpSettings(int port, Map<String, String> apiKeys, Map<String, String> operatorKeys) {
+        public HttpSettings {
+            apiKeys = Map.copyOf(apiKeys);
+            operatorKeys = Map.copyOf(operatorKeys);
+            for (String key : operatorKeys.values()) {
+                if (apiKeys.containsValue(key)) {
+                    throw new ConfigException("operator.keys", "an operator key must not also be a client's API key");
+                }
+            }
+        }
+
+        /** Without operator keys ({@code serve} then generates one for its run). */
+        public HttpSettings(int port, Map<String, String> apiKeys) {
+            this(port, apiKeys, Map.of());
+        }
+
         @Override
         public String toString() {
-            return "HttpSettings[port=" + port + ", clients=" + apiKeys.keySet() + "]";
+            return "HttpSettings[port=" + port + ", clients=" + apiKeys.keySet() + ", operators=" + operatorKeys.keySet()
+                    + "]";
         }
     }
 
@@ -217,7 +236,8 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                 duration(s, "backoff.base", Duration.ofSeconds(1)), duration(s, "backoff.cap", Duration.ofSeconds(60)));
         DeadLetterSettings deadLetters = new DeadLetterSettings(duration(s, "dlq.retention", Duration.ofDays(4)),
                 integer(s, "dlq.alert.threshold", 10, 0, Integer.MAX_VALUE));
-        HttpSettings http = new HttpSettings(integer(s, "http.port", 8080, 0, 65535), apiKeys(s));
+        HttpSettings http = new HttpSettings(integer(s, "http.port", 8080, 0, 65535), keyPairs(s, "api.keys", "client"),
+                keyPairs(s, "operator.keys", "operator"));
         boolean sqs = transportKind == TransportKind.SQS;
         if (deadLetters.retention().compareTo(Duration.ofMinutes(1)) < 0
                 || sqs && deadLetters.retention().compareTo(dev.idemkit.adapters.sqs.SqsSettings.MAX_RETENTION) > 0) {
@@ -343,20 +363,21 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         }
     }
 
-    private static Map<String, String> apiKeys(Sources s) {
+    /** {@code name=key} pairs separated by commas ({@code api.keys}: clients; {@code operator.keys}: operators). */
+    private static Map<String, String> keyPairs(Sources s, String setting, String who) {
         Map<String, String> keys = new LinkedHashMap<>();
-        s.get("api.keys").ifPresent(v -> {
+        s.get(setting).ifPresent(v -> {
             for (String pair : v.split(",")) {
                 String[] kv = pair.strip().split("=", 2);
                 if (kv.length != 2 || kv[0].isBlank() || kv[1].isBlank()) {
-                    throw new ConfigException("api.keys", "expected client=key pairs separated by commas");
+                    throw new ConfigException(setting, "expected " + who + "=key pairs separated by commas");
                 }
                 if (!kv[0].strip().matches("[A-Za-z0-9._-]{1,64}")) {
-                    throw new ConfigException("api.keys", "client id '" + kv[0].strip()
+                    throw new ConfigException(setting, who + " id '" + kv[0].strip()
                             + "' must be 1..64 letters, digits, '.', '_' or '-'");
                 }
                 if (kv[1].strip().length() < 8) {
-                    throw new ConfigException("api.keys", "the key of client '" + kv[0].strip()
+                    throw new ConfigException(setting, "the key of " + who + " '" + kv[0].strip()
                             + "' must be at least 8 characters");
                 }
                 keys.put(kv[0].strip(), kv[1].strip());

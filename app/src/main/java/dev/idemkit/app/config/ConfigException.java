@@ -14,7 +14,8 @@ public final class ConfigException extends RuntimeException {
 
     /** The command-line flag of a setting: {@code pg.url} is {@code --pg-url}; {@code api.keys} is the repeatable {@code --api-key}. */
     static String flag(String setting) {
-        return setting.equals("api.keys") ? "--api-key" : "--" + setting.replace('.', '-');
+        return setting.equals("api.keys") ? "--api-key" : setting.equals("operator.keys") ? "--operator-key"
+                : "--" + setting.replace('.', '-');
     }
 
     public String setting() {

@@ -125,6 +125,18 @@ class AppSettingsTest {
     }
 
     @Test
+    void operatorKeysAreOperatorEqualsKeyPairsAndNeverAClientsKey() {
+        AppSettings s = resolve("operator.keys", "ana=op-key-aaaaaaaa,bo=op-key-bbbbbbbb", "api.keys",
+                "client-a=key-aaaaaaaa");
+        assertThat(s.http().operatorKeys()).containsExactlyInAnyOrderEntriesOf(Map.of("ana", "op-key-aaaaaaaa",
+                "bo", "op-key-bbbbbbbb"));
+
+        assertThatThrownBy(() -> resolve("operator.keys", "ana=key-aaaaaaaa", "api.keys", "client-a=key-aaaaaaaa"))
+                .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.setting()).isEqualTo("operator.keys"));
+        assertThatThrownBy(() -> resolve("operator.keys", "ana=short")).isInstanceOf(ConfigException.class);
+    }
+
+    @Test
     void awsAsTheSqsEndpointMeansTheRealService() {
         assertThat(resolve("sqs.endpoint", "AWS").transport().sqsEndpoint()).hasValue(AppSettings.AWS);
         assertThat(resolve("sqs.endpoint", "http://127.0.0.1:9324").transport().sqsEndpoint()).hasValue("http://127.0.0.1:9324");

@@ -33,4 +33,11 @@ public interface DeadLetters {
      * carries a second approval for it, those older than the dedup window.
      */
     List<RedriveResult> redrive(String queue, RedriveRequest request);
+
+    /**
+     * A dry run of {@link #redrive}: what it would do with each dead letter now (republish, or skip because the inbox
+     * holds its key, it has no usable id, or it is past the dedup window), moving nothing. {@code found} is false for
+     * an id the dead-letter queue does not hold.
+     */
+    List<RedriveResult> plan(String queue, RedriveRequest request);
 }

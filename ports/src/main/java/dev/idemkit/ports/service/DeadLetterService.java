@@ -83,6 +83,15 @@ public final class DeadLetterService implements DeadLetters {
 
     @Override
     public List<RedriveResult> redrive(String queue, RedriveRequest request) {
+        return decide(queue, request, true);
+    }
+
+    @Override
+    public List<RedriveResult> plan(String queue, RedriveRequest request) {
+        return decide(queue, request, false);
+    }
+
+    private List<RedriveResult> decide(String queue, RedriveRequest request, boolean move) {
         List<RedriveResult> results = new ArrayList<>();
         for (String id : request.deadLetterIds()) {
             Optional<DeadLetterEntry> entry = dlq.find(queue, id);
@@ -97,6 +106,10 @@ public final class DeadLetterService implements DeadLetters {
             RedriveAction action = RedriveAction.decide(messageId.isPresent(),
                     messageId.isPresent() && processed.isProcessed(messageId.get()), window.admits(dead, now),
                     request.pastWindow().isPresent());
+            if (!move) {
+                results.add(new RedriveResult(id, action, true, RedriveWindow.age(dead, now), window.dedupWindow()));
+                continue;
+            }
             boolean moved = action == RedriveAction.REPUBLISH && dlq.redrive(queue, id, request.approval());
             String age = RedriveWindow.age(dead, now) + " (dedup window " + window.dedupWindow() + ")";
             LOG.log(action == RedriveAction.SKIP_PAST_WINDOW ? Level.WARNING : Level.INFO,

@@ -113,6 +113,29 @@ class DeadLetterServiceTest {
     }
 
     @Test
+    void aDryRunSaysWhatARedriveWouldDoAndMovesNothing() {
+        deadLetter(2);
+        List<DeadLetterEntry> entries = service.inspect(queue, 10);
+        inbox.runOnce(new InboxKey(CONSUMER, entries.get(0).deadLetter().original().id().orElseThrow()),
+                Fingerprint.of("whatever"), work -> null);
+        RedriveRequest request = new RedriveRequest(List.of(entries.get(0).id(), entries.get(1).id(), "no-such-id"),
+                new Approval("ops-oncall", "checking first", Instant.now()));
+
+        List<RedriveResult> plan = service.plan(queue, request);
+
+        assertThat(plan).extracting(RedriveResult::action, RedriveResult::found).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(RedriveAction.SKIP_ALREADY_PROCESSED, true),
+                org.assertj.core.groups.Tuple.tuple(RedriveAction.REPUBLISH, true),
+                org.assertj.core.groups.Tuple.tuple(RedriveAction.SKIP_NO_ID, false));
+        Eventually.pause(300);
+        assertThat(redriven).isEmpty();
+        assertThat(service.depth(queue)).isEqualTo(2);
+        assertThat(service.redrive(queue, request)).extracting(RedriveResult::action)
+                .as("the redrive then does what the plan said").containsExactlyElementsOf(
+                        plan.stream().map(RedriveResult::action).toList());
+    }
+
+    @Test
     void aDeadLetterOlderThanTheDedupWindowIsRedrivenOnlyWithASecondApproval() {
         deadLetter(1);
         DeadLetterEntry entry = service.inspect(queue, 10).get(0);

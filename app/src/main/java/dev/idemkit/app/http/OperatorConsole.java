@@ -1,0 +1,424 @@
+package dev.idemkit.app.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import dev.idemkit.app.json.CanonicalJson;
+import dev.idemkit.domain.Message;
+import dev.idemkit.domain.deadletter.Approval;
+import dev.idemkit.domain.deadletter.AttemptRecord;
+import dev.idemkit.domain.deadletter.DeadLetter;
+import dev.idemkit.domain.deadletter.RedriveAction;
+import dev.idemkit.domain.deadletter.RedriveRequest;
+import dev.idemkit.domain.httpkey.ClientId;
+import dev.idemkit.ports.in.DeadLetters;
+import dev.idemkit.ports.in.DeadLetters.RedriveResult;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.DeadLetterEntry;
+import dev.idemkit.ports.service.Problems;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The dead-letter console ({@code GET /console}, a page) and the JSON API it uses ({@code /ops/...}), protected by
+ * operator keys ({@code Authorization: Bearer <operator key>}; a client's API key is not one):
+ * <ul>
+ *   <li>{@code GET /ops/queues}: the app's queues with their dead-letter depth and alert threshold;
+ *   <li>{@code GET /ops/dead-letters?queue=Q[&reason=text][&min_age_seconds=N][&limit=N]}: dead letters, oldest
+ *       first, with origin, reason, attempts and age, filtered by a reason substring and a minimum age;
+ *   <li>{@code GET /ops/dead-letters/{id}?queue=Q[&reveal=true]}: one, with its headers and attempt history; the
+ *       body only with {@code reveal=true}, as sanitized text (control characters escaped, at most 16 KiB);
+ *   <li>{@code POST /ops/redrive} {@code {"queue", "ids": [...], "approver", "reason", "dry_run"}}: what a redrive
+ *       would do ({@code dry_run: true}: republish, or skip because the inbox already holds the key, the id is
+ *       unusable, or it is older than the dedup window), or does it; recorded in the audit with the operator;
+ *   <li>{@code GET /ops/audit}: the redrives and dry runs of this process, newest first.
+ * </ul>
+ * A redrive moves one dead letter at a time (republish, confirmed, then removal from the dead-letter queue) at most
+ * {@code redrivesPerSecond}; interrupted anywhere, each message is back in its queue, still in the dead-letter queue,
+ * or (killed between the two steps) in both, and the inbox makes the second copy a duplicate. Sending the same
+ * request again resumes it: what was moved is no longer found, what was processed meanwhile is skipped.
+ */
+public final class OperatorConsole implements HttpHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(OperatorConsole.class);
+    static final int MAX_LISTED = 500;
+    static final int MAX_REVEALED_CHARS = 16 * 1024;
+    static final int MAX_REQUEST_BYTES = 256 * 1024;
+
+    private final Map<String, DeadLetters> queues;
+    private final ApiKeys operators;
+    private final int alertThreshold;
+    private final Clock clock;
+    private final double redrivesPerSecond;
+    private final RedriveAudit audit = new RedriveAudit(1000);
+
+    /**
+     * @param queues the app's work queues, each with the dead-letter operations of its consumer (whose inbox the
+     *     dry run consults)
+     */
+    public OperatorConsole(Map<String, DeadLetters> queues, ApiKeys operators, int alertThreshold, Clock clock,
+            double redrivesPerSecond) {
+        this.queues = Map.copyOf(queues);
+        this.operators = Objects.requireNonNull(operators, "operators");
+        this.alertThreshold = alertThreshold;
+        this.clock = Objects.requireNonNull(clock, "clock");
+        if (!(redrivesPerSecond > 0)) {
+            throw new IllegalArgumentException("redrivesPerSecond must be positive, got " + redrivesPerSecond);
+        }
+        this.redrivesPerSecond = redrivesPerSecond;
+    }
+
+    /** {@code /console} and {@code /ops/...} to {@code console}, everything else to {@code api}. */
+    public static HttpHandler routes(OperatorConsole console, HttpHandler api) {
+        return ex -> {
+            String path = ex.getRequestURI().getPath();
+            if (path.equals("/console") || path.startsWith("/ops/")) {
+                console.handle(ex);
+            } else {
+                api.handle(ex);
+            }
+        };
+    }
+
+    /** The audit of this process's redrives and dry runs, newest first. */
+    public List<RedriveAudit.Entry> audit() {
+        return audit.entries();
+    }
+
+    @Override
+    public void handle(HttpExchange ex) throws IOException {
+        // the exchange is closed after the error answer too (a try-with-resources would close it before its catch)
+        try (ex) {
+            try {
+                route(ex);
+            } catch (IllegalArgumentException e) {
+                problem(ex, 400, "Bad Request", "invalid-request", e.getMessage());
+            } catch (RuntimeException e) {
+                LOG.error("console request failed: {}", e.toString());
+                problem(ex, 500, "Internal Server Error", "internal", "The operation failed: " + e.getMessage());
+            }
+        }
+    }
+
+    private void route(HttpExchange ex) throws IOException {
+        String path = ex.getRequestURI().getPath();
+        String method = ex.getRequestMethod();
+        if (path.equals("/console")) {
+            page(ex);
+            return;
+        }
+        Optional<ClientId> operator = operators.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
+        if (operator.isEmpty()) {
+            problem(ex, 401, "Unauthorized", "unauthorized",
+                    "Authorization: Bearer <operator key> is missing or unknown (client API keys are not operator"
+                            + " keys).");
+            return;
+        }
+        Map<String, String> query = query(ex.getRequestURI().getRawQuery());
+        if (path.equals("/ops/queues") && method.equals("GET")) {
+            queues(ex);
+        } else if (path.equals("/ops/dead-letters") && method.equals("GET")) {
+            list(ex, query);
+        } else if (path.startsWith("/ops/dead-letters/") && method.equals("GET")) {
+            show(ex, query, URLDecoder.decode(path.substring("/ops/dead-letters/".length()), StandardCharsets.UTF_8));
+        } else if (path.equals("/ops/redrive") && method.equals("POST")) {
+            redrive(ex, operator.get());
+        } else if (path.equals("/ops/audit") && method.equals("GET")) {
+            auditLog(ex);
+        } else {
+            problem(ex, 404, "Not Found", "not-found", "No operation " + method + " " + path + ".");
+        }
+    }
+
+    private void queues(HttpExchange ex) throws IOException {
+        ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
+        ArrayNode items = root.putArray("queues");
+        for (String q : queues.keySet().stream().sorted().toList()) {
+            long depth = queues.get(q).depth(q);
+            items.addObject().put("queue", q).put("depth", depth).put("alert_threshold", alertThreshold)
+                    .put("alert", depth > alertThreshold);
+        }
+        json(ex, 200, root);
+    }
+
+    private void list(HttpExchange ex, Map<String, String> query) throws IOException {
+        String queue = query.get("queue");
+        DeadLetters dlq = queue == null ? null : queues.get(queue);
+        if (dlq == null) {
+            problem(ex, 404, "Not Found", "unknown-queue", "No queue " + printable(queue) + "; GET /ops/queues lists them.");
+            return;
+        }
+        String reason = query.getOrDefault("reason", "").toLowerCase(Locale.ROOT);
+        long minAge = number(query, "min_age_seconds", 0, Long.MAX_VALUE, 0);
+        int limit = (int) number(query, "limit", 1, MAX_LISTED, 100);
+        Instant now = clock.now();
+        ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
+        long depth = dlq.depth(queue);
+        root.put("queue", queue).put("depth", depth).put("alert_threshold", alertThreshold)
+                .put("alert", depth > alertThreshold);
+        ArrayNode items = root.putArray("dead_letters");
+        for (DeadLetterEntry e : dlq.inspect(queue, MAX_LISTED)) {
+            DeadLetter d = e.deadLetter();
+            long age = Math.max(0, Duration.between(d.deadLetteredAt(), now).toSeconds());
+            if (age < minAge || !d.reason().toLowerCase(Locale.ROOT).contains(reason)) {
+                continue;
+            }
+            if (items.size() >= limit) {
+                break;
+            }
+            summary(items.addObject(), e, age);
+        }
+        json(ex, 200, root);
+    }
+
+    private static void summary(ObjectNode node, DeadLetterEntry e, long ageSeconds) {
+        DeadLetter d = e.deadLetter();
+        node.put("id", e.id()).put("message_id", d.original().rawId()).put("origin_queue", d.originQueue())
+                .put("reason", d.reason()).put("attempts", d.attempts().size())
+                .put("dead_lettered_at", d.deadLetteredAt().toString()).put("age_seconds", ageSeconds);
+    }
+
+    private void show(HttpExchange ex, Map<String, String> query, String id) throws IOException {
+        String queue = query.get("queue");
+        DeadLetters dlq = queue == null ? null : queues.get(queue);
+        if (dlq == null) {
+            problem(ex, 404, "Not Found", "unknown-queue", "No queue " + printable(queue) + ".");
+            return;
+        }
+        Optional<DeadLetterEntry> found = dlq.show(queue, id);
+        if (found.isEmpty()) {
+            problem(ex, 404, "Not Found", "unknown-dead-letter", "No dead letter " + printable(id) + " in the"
+                    + " dead-letter queue of " + queue + ".");
+            return;
+        }
+        DeadLetter d = found.get().deadLetter();
+        ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
+        summary(root, found.get(), Math.max(0, Duration.between(d.deadLetteredAt(), clock.now()).toSeconds()));
+        ObjectNode headers = root.putObject("headers");
+        new java.util.TreeMap<>(d.original().headers()).forEach((k, v) -> headers.put(sanitize(k, 256),
+                sanitize(v, 1024)));
+        ArrayNode attempts = root.putArray("attempt_history");
+        for (AttemptRecord a : d.attempts()) {
+            attempts.addObject().put("attempt", a.number()).put("at", a.at().toString()).put("error", a.error());
+        }
+        Message m = d.original();
+        root.put("body_bytes", m.size());
+        if ("true".equals(query.get("reveal"))) {
+            root.put("body", sanitize(new String(m.body(), StandardCharsets.UTF_8), MAX_REVEALED_CHARS));
+        }
+        json(ex, 200, root);
+    }
+
+    private void redrive(HttpExchange ex, ClientId operator) throws IOException {
+        JsonNode body = readJson(ex);
+        String queue = text(body, "queue");
+        DeadLetters dlq = queue == null ? null : queues.get(queue);
+        if (dlq == null) {
+            problem(ex, 404, "Not Found", "unknown-queue", "No queue " + printable(queue) + ".");
+            return;
+        }
+        String approver = text(body, "approver");
+        String reason = text(body, "reason");
+        if (approver == null || approver.isBlank() || reason == null || reason.isBlank()) {
+            problem(ex, 400, "Bad Request", "approval-required", "A redrive needs \"approver\" (who approves it) and"
+                    + " \"reason\" (why), both non-blank; they are recorded with it.");
+            return;
+        }
+        List<String> ids = new ArrayList<>();
+        JsonNode idNodes = body.get("ids");
+        if (idNodes == null || !idNodes.isArray() || idNodes.isEmpty() || idNodes.size() > MAX_LISTED) {
+            throw new IllegalArgumentException("\"ids\" must be an array of 1.." + MAX_LISTED + " dead-letter ids");
+        }
+        idNodes.forEach(n -> {
+            if (!n.isTextual() || n.asText().isBlank()) {
+                throw new IllegalArgumentException("every id must be a non-blank string");
+            }
+            ids.add(n.asText());
+        });
+        boolean dryRun = body.path("dry_run").asBoolean(false);
+        RedriveRequest request = new RedriveRequest(ids, new Approval(approver, reason, clock.now()));
+        List<RedriveResult> plan = dlq.plan(queue, request);
+        if (plan.stream().noneMatch(RedriveResult::found)) {
+            problem(ex, 404, "Not Found", "unknown-dead-letter", "None of the " + ids.size() + " ids is in the"
+                    + " dead-letter queue of " + queue + " (already redriven, or never there).");
+            return;
+        }
+        List<RedriveResult> results = dryRun ? plan : rateLimited(dlq, queue, request);
+        RedriveAudit.Entry entry = audit.record(clock.now(), operator.value(), approver, reason, queue, dryRun,
+                results);
+        LOG.info("console redrive queue={} operator={} approver={} dry_run={} ids={} republished={}", queue,
+                printable(operator.value()), printable(approver), dryRun, ids.size(), results.stream()
+                        .filter(r -> r.action() == RedriveAction.REPUBLISH && r.found()).count());
+        ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
+        root.put("queue", queue).put("dry_run", dryRun).put("audit_id", entry.id());
+        ArrayNode items = root.putArray("results");
+        for (RedriveResult r : results) {
+            items.addObject().put("id", r.deadLetterId()).put("found", r.found()).put("action", r.action().name())
+                    .put("age_seconds", r.age().toSeconds()).put("dedup_window_seconds", r.dedupWindow().toSeconds());
+        }
+        json(ex, 200, root);
+    }
+
+    /** One dead letter at a time, at most {@link #redrivesPerSecond}. */
+    private List<RedriveResult> rateLimited(DeadLetters dlq, String queue, RedriveRequest request) {
+        List<RedriveResult> results = new ArrayList<>();
+        long spacing = (long) (1_000_000_000L / redrivesPerSecond);
+        long next = System.nanoTime();
+        for (String id : request.deadLetterIds()) {
+            long wait = next - System.nanoTime();
+            if (wait > 0) {
+                try {
+                    Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break; // what is left stays in the dead-letter queue
+                }
+            }
+            results.addAll(dlq.redrive(queue, new RedriveRequest(List.of(id), request.approval(), request.pastWindow())));
+            next += spacing;
+        }
+        return results;
+    }
+
+    private void auditLog(HttpExchange ex) throws IOException {
+        ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
+        ArrayNode items = root.putArray("entries");
+        for (RedriveAudit.Entry e : audit.entries()) {
+            ObjectNode n = items.addObject().put("id", e.id()).put("at", e.at().toString()).put("operator", e.operator())
+                    .put("approver", e.approver()).put("reason", e.reason()).put("queue", e.queue())
+                    .put("dry_run", e.dryRun());
+            ArrayNode rs = n.putArray("results");
+            e.results().forEach(r -> rs.addObject().put("id", r.deadLetterId()).put("found", r.found())
+                    .put("action", r.action().name()));
+        }
+        json(ex, 200, root);
+    }
+
+    private static void page(HttpExchange ex) throws IOException {
+        byte[] html;
+        try (InputStream in = OperatorConsole.class.getResourceAsStream("/console/index.html")) {
+            if (in == null) {
+                throw new UncheckedIOException(new IOException("console page missing from the jar"));
+            }
+            html = in.readAllBytes();
+        }
+        ex.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
+        ex.getResponseHeaders().set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline';"
+                + " style-src 'unsafe-inline'; connect-src 'self'; img-src 'none'; frame-ancestors 'none'");
+        ex.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
+        write(ex, 200, html);
+    }
+
+    private static JsonNode readJson(HttpExchange ex) throws IOException {
+        byte[] raw;
+        try (InputStream in = ex.getRequestBody()) {
+            raw = in.readNBytes(MAX_REQUEST_BYTES + 1);
+        }
+        if (raw.length > MAX_REQUEST_BYTES) {
+            throw new IllegalArgumentException("the request body exceeds " + MAX_REQUEST_BYTES + " bytes");
+        }
+        try {
+            JsonNode node = CanonicalJson.MAPPER.readTree(raw);
+            if (node == null || !node.isObject()) {
+                throw new IllegalArgumentException("the request body must be a JSON object");
+            }
+            return node;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("the request body is not JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    private static String text(JsonNode body, String field) {
+        JsonNode n = body.get(field);
+        return n == null || n.isNull() ? null : n.isTextual() ? n.asText() : n.toString();
+    }
+
+    private static long number(Map<String, String> query, String name, long min, long max, long dflt) {
+        String v = query.get(name);
+        if (v == null || v.isEmpty()) {
+            return dflt;
+        }
+        try {
+            long n = Long.parseLong(v);
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(name + " must lie in " + min + ".." + max + ", got " + n);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be a whole number, got '" + printable(v) + "'");
+        }
+    }
+
+    private static Map<String, String> query(String raw) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (raw == null) {
+            return out;
+        }
+        for (String pair : raw.split("&")) {
+            int eq = pair.indexOf('=');
+            if (eq > 0) {
+                out.putIfAbsent(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+                        URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+            }
+        }
+        return out;
+    }
+
+    /** Control characters (other than tab and newline) escaped as {@code \\uXXXX}; cut at {@code max} characters. */
+    static String sanitize(String s, int max) {
+        StringBuilder out = new StringBuilder(Math.min(s.length(), max) + 16);
+        for (int i = 0; i < s.length() && out.length() < max; i++) {
+            char c = s.charAt(i);
+            if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028'
+                    || c == '\u2029' || Character.getType(c) == Character.FORMAT) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        if (out.length() >= max && s.length() > max) {
+            out.append("... (cut at ").append(max).append(" characters)");
+        }
+        return out.toString();
+    }
+
+    private static String printable(String s) {
+        return s == null ? "(none)" : sanitize(s, 200);
+    }
+
+    private static void problem(HttpExchange ex, int status, String title, String type, String detail)
+            throws IOException {
+        var p = Problems.problem(status, title, type, detail);
+        ex.getResponseHeaders().set("Content-Type", Problems.CONTENT_TYPE);
+        write(ex, status, p.body());
+    }
+
+    private static void json(HttpExchange ex, int status, ObjectNode node) throws IOException {
+        ex.getResponseHeaders().set("Content-Type", "application/json");
+        ex.getResponseHeaders().set("Cache-Control", "no-store");
+        write(ex, status, CanonicalJson.MAPPER.writeValueAsBytes(node));
+    }
+
+    private static void write(HttpExchange ex, int status, byte[] body) throws IOException {
+        ex.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
+        try (OutputStream out = ex.getResponseBody()) {
+            out.write(body);
+        }
+    }
+}

@@ -1,0 +1,231 @@
+package dev.idemkit.app.http;
+
+import static dev.idemkit.app.TestEnvironment.CLIENT_A_KEY;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.idemkit.app.TestEnvironment;
+import dev.idemkit.app.config.AppSettings;
+import dev.idemkit.app.config.Sources;
+import dev.idemkit.app.json.CanonicalJson;
+import dev.idemkit.app.wiring.Assembly;
+import dev.idemkit.app.wiring.ConsumerKind;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.Subscription;
+import java.math.BigDecimal;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The dead-letter console's JSON API against the real RabbitMQ and PostgreSQL: the app's credit consumer on a queue of
+ * its own, 12 dead letters written as the transport writes them, one of whose message ids the consumer then processes
+ * through the queue (so the inbox holds its key).
+ */
+class OperatorConsoleIT {
+    static final String OPERATOR_KEY = "operator-key-" + UUID.randomUUID();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+
+    private static String schema;
+    private static String queue;
+    private static String prefix;
+    private static String accounts;
+    private static Assembly assembly;
+    private static Subscription consumer;
+    private static ApiServer api;
+    private static URI base;
+
+    @BeforeAll
+    static void start() throws Exception {
+        schema = TestEnvironment.unique("app_it_console");
+        queue = TestEnvironment.unique("app-it-console");
+        prefix = UUID.randomUUID().toString().substring(0, 8);
+        accounts = "acc-console-" + prefix;
+        assembly = Assembly.start(AppSettings.resolve(Sources.of(Map.of(), TestEnvironment.settings(schema))));
+        String consumerName = "console-it-" + prefix;
+        consumer = assembly.transport().subscribe(queue, assembly.consumer(consumerName, ConsumerKind.CREDIT_ACCOUNT));
+        OperatorConsole console = new OperatorConsole(Map.of(queue, assembly.deadLetters(consumerName, alert -> { })),
+                ApiKeys.of(Map.of("ana", OPERATOR_KEY)), 10, assembly.clock(), 200);
+        api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), OperatorConsole.routes(console,
+                ex -> ex.sendResponseHeaders(404, -1)));
+        base = URI.create("http://127.0.0.1:" + api.port());
+
+        DeadLetterInjector.inject(TestEnvironment.RABBIT_URI, queue, prefix, accounts, 12,
+                "gave up: payment provider timed out");
+        Awaitility.await("12 dead letters").atMost(Duration.ofSeconds(20))
+                .until(() -> assembly.deadLetterQueue().depth(queue) == 12);
+        // the message of dl-<prefix>-0 arrives again through the queue and is processed: its key is in the inbox
+        assembly.transport().publish(queue, OutgoingMessage.of(DeadLetterInjector.messageId(prefix, 0),
+                DeadLetterInjector.credit(accounts + "-0")));
+        Awaitility.await("the copy of m-0 processed").atMost(Duration.ofSeconds(20))
+                .until(() -> balance(0).compareTo(BigDecimal.ONE) == 0);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (api != null) {
+            api.close();
+        }
+        if (consumer != null) {
+            consumer.close();
+        }
+        if (assembly != null) {
+            ((dev.idemkit.adapters.rabbit.RabbitMessageTransport) assembly.transport()).deleteTopology(queue);
+            assembly.close();
+        }
+        TestEnvironment.dropSchema(schema);
+    }
+
+    @Test
+    void withoutAnOperatorKeyEveryOperationIs401AndAClientsApiKeyIsNotOne() throws Exception {
+        for (String auth : new String[] {null, "Bearer " + CLIENT_A_KEY, "Bearer wrong-operator-key"}) {
+            HttpRequest.Builder r = HttpRequest.newBuilder(base.resolve("/ops/dead-letters?queue=" + queue)).GET();
+            if (auth != null) {
+                r.header("Authorization", auth);
+            }
+            HttpResponse<byte[]> response = HTTP.send(r.build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(response.statusCode()).as("with %s", auth).isEqualTo(401);
+            assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        }
+        assertThat(post("/ops/redrive", null, Map.of("queue", queue, "ids", List.of("dl-" + prefix + "-1"),
+                "approver", "ana", "reason", "x")).statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void theListShowsOriginReasonAttemptsAndAgeFiltersAndRaisesTheAlert() throws Exception {
+        JsonNode all = json(get("/ops/dead-letters?queue=" + queue));
+        assertThat(all.get("depth").asLong()).isGreaterThanOrEqualTo(7);
+        assertThat(all.get("alert").asBoolean()).isEqualTo(all.get("depth").asLong() > 10);
+        JsonNode first = all.get("dead_letters").get(0);
+        assertThat(first.get("origin_queue").asText()).isEqualTo(queue);
+        assertThat(first.get("reason").asText()).isEqualTo("gave up: payment provider timed out");
+        assertThat(first.get("attempts").asInt()).isEqualTo(1);
+        assertThat(first.get("age_seconds").asLong()).isBetween(0L, 600L);
+
+        assertThat(json(get("/ops/dead-letters?queue=" + queue + "&reason=PROVIDER")).get("dead_letters"))
+                .hasSize(all.get("dead_letters").size());
+        assertThat(json(get("/ops/dead-letters?queue=" + queue + "&reason=disk")).get("dead_letters")).isEmpty();
+        assertThat(json(get("/ops/dead-letters?queue=" + queue + "&min_age_seconds=3600")).get("dead_letters"))
+                .isEmpty();
+        assertThat(get("/ops/dead-letters?queue=no-such-queue").statusCode()).isEqualTo(404);
+        assertThat(get("/ops/dead-letters?queue=" + queue + "&limit=0").statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void oneDeadLetterShowsHeadersAndHistoryAndItsBodyOnlyWhenRevealed() throws Exception {
+        String id = "dl-" + prefix + "-11";
+        JsonNode hidden = json(get("/ops/dead-letters/" + id + "?queue=" + queue));
+        assertThat(hidden.has("body")).isFalse();
+        assertThat(hidden.get("body_bytes").asInt()).isPositive();
+        assertThat(hidden.get("attempt_history").get(0).get("error").asText()).contains("provider timed out");
+        assertThat(hidden.get("headers").get("tenant").asText()).isEqualTo("t-1");
+        assertThat(hidden.get("headers").get("note").asText()).as("control characters escaped")
+                .isEqualTo("\\u001b[31mred");
+
+        JsonNode shown = json(get("/ops/dead-letters/" + id + "?queue=" + queue + "&reveal=true"));
+        assertThat(shown.get("body").asText()).isEqualTo(new String(DeadLetterInjector.credit(accounts + "-11"),
+                StandardCharsets.UTF_8));
+        assertThat(get("/ops/dead-letters/no-such-id?queue=" + queue).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void aRedriveNeedsAnApproverAndAReasonAndAnUnknownIdIs404() throws Exception {
+        HttpResponse<byte[]> noApprover = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue,
+                "ids", List.of("dl-" + prefix + "-1"), "reason", "provider back"));
+        HttpResponse<byte[]> blankReason = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue,
+                "ids", List.of("dl-" + prefix + "-1"), "approver", "ana", "reason", " "));
+        HttpResponse<byte[]> unknown = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue,
+                "ids", List.of("dl-does-not-exist"), "approver", "ana", "reason", "provider back"));
+
+        assertThat(noApprover.statusCode()).isEqualTo(400);
+        assertThat(CanonicalJson.MAPPER.readTree(noApprover.body()).get("type").asText()).endsWith("approval-required");
+        assertThat(blankReason.statusCode()).isEqualTo(400);
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(balance(1)).isEqualByComparingTo(BigDecimal.ZERO);
+    }
+
+    /** Dry run first (one skipped: the inbox holds its key), then the redrive of five, processed once each. */
+    @Test
+    void aDryRunSkipsTheProcessedOneAndMovesNothingThenFiveAreRedrivenAndProcessedAndAudited() throws Exception {
+        List<String> five = new ArrayList<>();
+        for (int i = 0; i <= 5; i++) {
+            five.add("dl-" + prefix + "-" + (i == 0 ? 0 : i + 5)); // 0 (processed already), 6..10
+        }
+        long depth = assembly.deadLetterQueue().depth(queue);
+        JsonNode plan = json(post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "ids", five, "approver",
+                "ana", "reason", "provider back (dry run)", "dry_run", true)));
+        assertThat(plan.get("dry_run").asBoolean()).isTrue();
+        assertThat(plan.get("results").get(0).get("action").asText()).isEqualTo("SKIP_ALREADY_PROCESSED");
+        for (int i = 1; i <= 5; i++) {
+            assertThat(plan.get("results").get(i).get("action").asText()).isEqualTo("REPUBLISH");
+        }
+        assertThat(assembly.deadLetterQueue().depth(queue)).as("a dry run moves nothing").isEqualTo(depth);
+
+        JsonNode done = json(post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "ids", five.subList(1, 6),
+                "approver", "ana", "reason", "provider back")));
+        assertThat(done.get("results")).allSatisfy(r -> assertThat(r.get("action").asText()).isEqualTo("REPUBLISH"));
+        Awaitility.await("the five processed").atMost(Duration.ofSeconds(30)).until(() -> {
+            for (int i = 6; i <= 10; i++) {
+                if (balance(i).compareTo(BigDecimal.ONE) != 0) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        assertThat(assembly.deadLetterQueue().depth(queue)).isEqualTo(depth - 5);
+        assertThat(balance(0)).as("the processed one was not redriven").isEqualByComparingTo(BigDecimal.ONE);
+
+        JsonNode audit = json(get("/ops/audit"));
+        assertThat(audit.get("entries").get(0).get("approver").asText()).isEqualTo("ana");
+        assertThat(audit.get("entries").get(0).get("operator").asText()).isEqualTo("ana");
+        assertThat(audit.get("entries").get(0).get("dry_run").asBoolean()).isFalse();
+        assertThat(audit.get("entries").get(0).get("reason").asText()).isEqualTo("provider back");
+        assertThat(audit.get("entries").get(1).get("dry_run").asBoolean()).isTrue();
+    }
+
+    @Test
+    void theConsolePageIsServedWithAContentSecurityPolicy() throws Exception {
+        HttpResponse<String> page = HTTP.send(HttpRequest.newBuilder(base.resolve("/console")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.headers().firstValue("Content-Security-Policy")).get().asString().contains("connect-src 'self'");
+        assertThat(page.body()).contains("idemkit dead-letter console").doesNotContain("innerHTML");
+    }
+
+    private static BigDecimal balance(int i) {
+        BigDecimal b = assembly.store().effects().balance(accounts + "-" + i);
+        return b == null ? BigDecimal.ZERO : b;
+    }
+
+    private static HttpResponse<byte[]> get(String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(base.resolve(path)).header("Authorization", "Bearer " + OPERATOR_KEY)
+                .GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static HttpResponse<byte[]> post(String path, String key, Map<String, Object> body) throws Exception {
+        HttpRequest.Builder r = HttpRequest.newBuilder(base.resolve(path)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(CanonicalJson.MAPPER.writeValueAsBytes(body)));
+        if (key != null) {
+            r.header("Authorization", "Bearer " + key);
+        }
+        return HTTP.send(r.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static JsonNode json(HttpResponse<byte[]> r) throws Exception {
+        assertThat(r.statusCode()).as("status of %s", new String(r.body(), StandardCharsets.UTF_8)).isLessThan(300);
+        return CanonicalJson.MAPPER.readTree(r.body());
+    }
+}
