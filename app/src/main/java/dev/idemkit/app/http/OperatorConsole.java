@@ -12,6 +12,7 @@ import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
 import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
+import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.domain.httpkey.ClientId;
 import dev.idemkit.ports.in.DeadLetters;
 import dev.idemkit.ports.in.DeadLetters.RedriveResult;
@@ -42,10 +43,13 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code GET /ops/queues}: the app's queues with their dead-letter depth and alert threshold;
  *   <li>{@code GET /ops/dead-letters?queue=Q[&reason=text][&min_age_seconds=N][&limit=N]}: dead letters, oldest
- *       first, with origin, reason, attempts and age, filtered by a reason substring and a minimum age;
+ *       first, with origin, reason, attempts and age, filtered by a reason substring and a minimum age; the age is
+ *       counted from the message's first failed attempt (as the dedup window is: {@code RedriveWindow.age}), the
+ *       time it was dead-lettered is given beside it;
  *   <li>{@code GET /ops/dead-letters/{id}?queue=Q[&reveal=true]}: one, with its headers and attempt history; the
  *       body only with {@code reveal=true}, as sanitized text (control characters escaped, at most 16 KiB);
- *   <li>{@code POST /ops/redrive} {@code {"queue", "ids": [...], "approver", "reason", "dry_run"}}: what a redrive
+ *   <li>{@code POST /ops/redrive} {@code {"queue", "ids": [...], "approver", "reason", "dry_run"}} (approver and
+ *       reason required unless {@code dry_run}): what a redrive
  *       would do ({@code dry_run: true}: republish, or skip because the inbox already holds the key, the id is
  *       unusable, or it is older than the dedup window), or does it; recorded in the audit with the operator;
  *   <li>{@code GET /ops/audit}: the redrives and dry runs of this process, newest first.
@@ -175,7 +179,7 @@ public final class OperatorConsole implements HttpHandler {
         ArrayNode items = root.putArray("dead_letters");
         for (DeadLetterEntry e : dlq.inspect(queue, MAX_LISTED)) {
             DeadLetter d = e.deadLetter();
-            long age = Math.max(0, Duration.between(d.deadLetteredAt(), now).toSeconds());
+            long age = RedriveWindow.age(d, now).toSeconds();
             if (age < minAge || !d.reason().toLowerCase(Locale.ROOT).contains(reason)) {
                 continue;
             }
@@ -209,7 +213,7 @@ public final class OperatorConsole implements HttpHandler {
         }
         DeadLetter d = found.get().deadLetter();
         ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
-        summary(root, found.get(), Math.max(0, Duration.between(d.deadLetteredAt(), clock.now()).toSeconds()));
+        summary(root, found.get(), RedriveWindow.age(d, clock.now()).toSeconds());
         ObjectNode headers = root.putObject("headers");
         new java.util.TreeMap<>(d.original().headers()).forEach((k, v) -> headers.put(sanitize(k, 256),
                 sanitize(v, 1024)));
@@ -235,7 +239,12 @@ public final class OperatorConsole implements HttpHandler {
         }
         String approver = text(body, "approver");
         String reason = text(body, "reason");
-        if (approver == null || approver.isBlank() || reason == null || reason.isBlank()) {
+        boolean dryRun = body.path("dry_run").asBoolean(false);
+        boolean approved = approver != null && !approver.isBlank() && reason != null && !reason.isBlank();
+        if (dryRun && !approved) { // a dry run changes nothing: it needs no approval
+            approver = "(dry run)";
+            reason = "(dry run)";
+        } else if (!approved) {
             problem(ex, 400, "Bad Request", "approval-required", "A redrive needs \"approver\" (who approves it) and"
                     + " \"reason\" (why), both non-blank; they are recorded with it.");
             return;
@@ -251,7 +260,6 @@ public final class OperatorConsole implements HttpHandler {
             }
             ids.add(n.asText());
         });
-        boolean dryRun = body.path("dry_run").asBoolean(false);
         RedriveRequest request = new RedriveRequest(ids, new Approval(approver, reason, clock.now()));
         List<RedriveResult> plan = dlq.plan(queue, request);
         if (plan.stream().noneMatch(RedriveResult::found)) {

@@ -12,11 +12,11 @@ import java.util.Map;
  * dead-letter headers, from where the broker dead-letters them into {@code Q.dlq} (so {@code x-death} is there). Their
  * bodies are valid credits of 1.00 to {@code account}, so a redriven one is processed by the app's credit consumer.
  */
-final class DeadLetterInjector {
+public final class DeadLetterInjector {
     private DeadLetterInjector() {}
 
     /** Dead letters {@code dl-<prefix>-i} for messages {@code m-<prefix>-i}, crediting {@code <accountPrefix>-i}. */
-    static void inject(String rabbitUri, String queue, String prefix, String accountPrefix, int n, String reason)
+    public static void inject(String rabbitUri, String queue, String prefix, String accountPrefix, int n, String reason)
             throws Exception {
         ConnectionFactory f = new ConnectionFactory();
         f.setUri(rabbitUri);
@@ -35,11 +35,11 @@ final class DeadLetterInjector {
         }
     }
 
-    static String messageId(String prefix, int i) {
+    public static String messageId(String prefix, int i) {
         return "m-" + prefix + "-" + i;
     }
 
-    static byte[] credit(String account) {
+    public static byte[] credit(String account) {
         return ("{\"account_id\":\"" + account + "\",\"amount\":1.00}").getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -1,0 +1,90 @@
+// Drives the dead-letter console of a running `idemkit serve` in headless Chromium (Debian's /usr/bin/chromium) with
+// Playwright. Run by ConsoleServeIT, which prepares the dead letters and checks the broker and the database afterwards.
+// Input (environment): CONSOLE_URL, OPERATOR_KEY, QUEUE, PROCESSED_ID (a dead letter whose key the inbox holds),
+// REDRIVE_IDS (comma-separated, five), SCREENSHOT (path). Output: one JSON line on stdout with what the page showed;
+// any failed expectation exits non-zero with the reason.
+import { chromium } from 'playwright-core';
+
+const env = name => {
+  const v = process.env[name];
+  if (!v) { throw new Error('missing ' + name); }
+  return v;
+};
+const url = env('CONSOLE_URL');
+const processedId = env('PROCESSED_ID');
+const redriveIds = env('REDRIVE_IDS').split(',');
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const seen = {};
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+  page.setDefaultTimeout(20000);
+  await page.goto(url);
+  await page.fill('#key', env('OPERATOR_KEY'));
+  await page.click('#connect');
+  await page.selectOption('#queue', env('QUEUE'));
+  await page.locator('#letters tbody tr').first().waitFor();
+  // the alert: more dead letters than the threshold
+  await page.locator('#alert').waitFor({ state: 'visible' });
+  seen.alert = await page.textContent('#alert');
+  seen.rows = await page.locator('#letters tbody tr').count();
+
+  // filter by reason: nothing matches, then everything again
+  await page.fill('#reason-filter', 'no such reason');
+  await page.click('#filter');
+  await page.locator('#letters tbody tr').first().waitFor({ state: 'detached' });
+  seen.rowsFilteredOut = await page.locator('#letters tbody tr').count();
+  await page.fill('#reason-filter', 'TIMED OUT');
+  await page.click('#filter');
+  await page.locator('#letters tbody tr').first().waitFor();
+  seen.rowsFiltered = await page.locator('#letters tbody tr').count();
+
+  // one dead letter: the body only when revealed
+  const row = page.locator('#letters tbody tr', { has: page.locator(`input[value="${redriveIds[0]}"]`) });
+  await row.locator('button.show').click();
+  await page.locator('#reveal').waitFor();
+  seen.bodyBeforeReveal = await page.locator('#body').count();
+  await page.click('#reveal');
+  seen.body = await page.locator('#body').textContent();
+
+  // dry run over the processed one and the five
+  for (const id of [processedId, ...redriveIds]) {
+    await page.check(`input.pick[value="${id}"]`);
+  }
+  await page.click('#dry-run');
+  await page.locator('#results tbody tr').nth(5).waitFor();
+  seen.dryRun = await page.locator('#results tbody tr').allTextContents();
+
+  // the redrive needs an approver: without one the server refuses and the page says so
+  await page.uncheck(`input.pick[value="${processedId}"]`);
+  await page.click('#redrive');
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes('400'));
+  seen.withoutApprover = await page.textContent('#error');
+
+  await page.fill('#approver', 'ana');
+  await page.fill('#why', 'payment provider is back');
+  const countBefore = await page.textContent('#count');
+  await page.click('#redrive');
+  // after a redrive the page reloads the audit, then the queues and the list
+  await page.waitForFunction(before => document.querySelectorAll('#results tbody tr').length === 5
+    && document.querySelectorAll('#audit tbody tr').length >= 2
+    && document.getElementById('count').textContent !== before, countBefore);
+  seen.redrive = await page.locator('#results tbody tr').allTextContents();
+  seen.audit = await page.locator('#audit tbody tr').allTextContents();
+  seen.rowsAfter = await page.locator('#letters tbody tr').count();
+  await page.screenshot({ path: env('SCREENSHOT'), fullPage: true });
+} catch (e) {
+  const page = browser.contexts()[0]?.pages()[0];
+  if (page) {
+    console.error('page error text: ' + await page.textContent('#error').catch(() => '?'));
+    await page.screenshot({ path: env('SCREENSHOT').replace(/\.png$/, '-failed.png'), fullPage: true }).catch(() => {});
+  }
+  throw e;
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(seen));

@@ -1,0 +1,252 @@
+package dev.idemkit.app.crash;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.idemkit.app.TestEnvironment;
+import dev.idemkit.app.http.DeadLetterInjector;
+import dev.idemkit.app.json.CanonicalJson;
+import dev.idemkit.app.wiring.ConsumerKind;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The dead-letter console of a running {@code idemkit serve} (a JVM of its own) on the real RabbitMQ (a private
+ * virtual host, so the app's fixed queue names touch nothing else) and PostgreSQL (a schema of its own):
+ * <ul>
+ *   <li>in headless Chromium (Debian's, driven by Playwright from {@code src/test/browser}): 12 dead letters raise the
+ *       alert, filter, reveal a body, a dry run skips the one the inbox already processed, five are redriven with an
+ *       approval and processed, the audit shows it; a screenshot is written to {@code target/console.png};
+ *   <li>a bulk redrive interrupted by SIGKILL of serve: after the restart every selected message was redriven and
+ *       processed exactly once or is still in the dead-letter queue, none is lost, and the same request again
+ *       finishes it.
+ * </ul>
+ */
+class ConsoleServeIT {
+    private static final String OPERATOR_KEY = "operator-" + UUID.randomUUID();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+    private static final String QUEUE = ConsumerKind.CREDIT_ACCOUNT.queue();
+
+    private final String schema = TestEnvironment.unique("app_it_console_serve");
+    private final String prefix = UUID.randomUUID().toString().substring(0, 8);
+    private final String accounts = "acc-cs-" + prefix;
+    private TestEnvironment.RabbitVhost vhost;
+    private ChildProcess serve;
+    private URI base;
+
+    @BeforeEach
+    void vhost() throws Exception {
+        vhost = new TestEnvironment.RabbitVhost();
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (serve != null) {
+            serve.close();
+        }
+        vhost.close();
+        TestEnvironment.dropSchema(schema);
+    }
+
+    @Test
+    void inTheBrowserDeadLettersAreFilteredShownDryRunAndFiveRedrivenWithAnApproval() throws Exception {
+        Path browserDir = Path.of("src", "test", "browser").toAbsolutePath();
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/chromium")),
+                "no browser: Debian's chromium is not installed (.ci/run installs it: apt-get install chromium)");
+        Assumptions.assumeTrue(Files.isDirectory(browserDir.resolve("node_modules/playwright-core")),
+                "playwright-core is not installed in src/test/browser (.ci/run runs npm ci there)");
+        startServe("browser", 50);
+        DeadLetterInjector.inject(vhost.uri(), QUEUE, prefix, accounts, 12, "gave up: payment provider timed out");
+        awaitDepth(12);
+        processAgainThroughTheQueue(0);
+        List<String> five = List.of(dl(1), dl(2), dl(3), dl(4), dl(5));
+        Path screenshot = Path.of("target", "console.png").toAbsolutePath();
+        Files.deleteIfExists(screenshot);
+
+        ProcessBuilder node = new ProcessBuilder("node", "console-e2e.mjs").directory(browserDir.toFile())
+                .redirectError(ProcessBuilder.Redirect.INHERIT);
+        node.environment().putAll(Map.of("CONSOLE_URL", base.resolve("/console").toString(), "OPERATOR_KEY",
+                OPERATOR_KEY, "QUEUE", QUEUE, "PROCESSED_ID", dl(0), "REDRIVE_IDS", String.join(",", five),
+                "SCREENSHOT", screenshot.toString()));
+        Process p = node.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("the browser run ended").isTrue();
+        assertThat(p.exitValue()).as("the browser run; stdout: %s", out).isZero();
+        JsonNode seen = CanonicalJson.MAPPER.readTree(out.strip().lines().reduce((a, b) -> b).orElseThrow());
+
+        assertThat(seen.get("alert").asText()).contains("12 dead letters").contains("threshold 10");
+        assertThat(seen.get("rows").asInt()).isEqualTo(12);
+        assertThat(seen.get("rowsFilteredOut").asInt()).isZero();
+        assertThat(seen.get("rowsFiltered").asInt()).isEqualTo(12);
+        assertThat(seen.get("bodyBeforeReveal").asInt()).isZero();
+        assertThat(seen.get("body").asText()).contains(accounts + "-1");
+        assertThat(seen.get("dryRun").get(0).asText()).contains(dl(0)).contains("would skip: already processed");
+        for (int i = 1; i <= 5; i++) {
+            assertThat(seen.get("dryRun").get(i).asText()).contains("would republish");
+        }
+        assertThat(seen.get("withoutApprover").asText()).contains("400");
+        assertThat(seen.get("redrive")).hasSize(5)
+                .allSatisfy(r -> assertThat(r.asText()).contains("republish").doesNotContain("would"));
+        assertThat(seen.get("audit").get(0).asText()).contains("ana").contains("payment provider is back");
+        assertThat(seen.get("rowsAfter").asInt()).isEqualTo(7);
+        assertThat(screenshot).isNotEmptyFile();
+
+        Awaitility.await("the five processed").atMost(Duration.ofSeconds(30)).until(() -> {
+            for (int i = 1; i <= 5; i++) {
+                if (balance(i).compareTo(BigDecimal.ONE) != 0) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        assertThat(balance(0)).as("processed once, not redriven").isEqualByComparingTo(BigDecimal.ONE);
+        for (int i = 6; i < 12; i++) {
+            assertThat(balance(i)).as("account %d: not selected", i).isEqualByComparingTo(BigDecimal.ZERO);
+        }
+        assertThat(depth()).isEqualTo(7);
+    }
+
+    /**
+     * 20 dead letters redriven at 4 per second; serve is SIGKILLed once some are processed. After the restart each
+     * message is processed at most once, and processed or still in the dead-letter queue; the same request sent
+     * again finishes the redrive (what moved is not found, what was processed is skipped): all 20 exactly once.
+     */
+    @Test
+    void aBulkRedriveInterruptedBySigkillLosesNothingAndRunsNothingTwice() throws Exception {
+        int n = 20;
+        startServe("redrive-kill-1", 4);
+        DeadLetterInjector.inject(vhost.uri(), QUEUE, prefix, accounts, n, "gave up: payment provider timed out");
+        awaitDepth(n);
+        List<String> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            all.add(dl(i));
+        }
+        Map<String, Object> request = Map.of("queue", QUEUE, "ids", all, "approver", "ana", "reason",
+                "provider back");
+        CompletableFuture<HttpResponse<byte[]>> cut = HTTP.sendAsync(post("/ops/redrive", request),
+                HttpResponse.BodyHandlers.ofByteArray());
+        Awaitility.await("some redriven and processed").atMost(Duration.ofSeconds(30))
+                .until(() -> processed(n) >= 3);
+        assertThat(serve.kill()).isEqualTo(ChildProcess.SIGKILLED);
+        assertThat(cut).failsWithin(Duration.ofSeconds(10)); // the answer never came
+        int before = processed(n);
+        assertThat(before).as("killed mid-way").isBetween(3, n - 1);
+
+        startServe("redrive-kill-2", 50);
+        long left = depth();
+        for (int i = 0; i < n; i++) {
+            assertThat(balance(i)).as("message %d at most once", i).isLessThanOrEqualTo(BigDecimal.ONE);
+        }
+        Awaitility.await("every moved message processed").atMost(Duration.ofSeconds(30))
+                .until(() -> processed(n) + depth() >= n);
+        assertThat(processed(n) + left).as("none lost: processed or still dead-lettered").isGreaterThanOrEqualTo(n);
+
+        HttpResponse<byte[]> resumed = HTTP.send(post("/ops/redrive", request),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(resumed.statusCode()).as(new String(resumed.body(), StandardCharsets.UTF_8)).isEqualTo(200);
+        Awaitility.await("all processed").atMost(Duration.ofSeconds(30)).until(() -> processed(n) == n);
+        for (int i = 0; i < n; i++) {
+            assertThat(balance(i)).as("message %d exactly once", i).isEqualByComparingTo(BigDecimal.ONE);
+        }
+        for (JsonNode r : CanonicalJson.MAPPER.readTree(resumed.body()).get("results")) {
+            String action = r.get("action").asText();
+            assertThat(r.get("found").asBoolean() ? List.of("REPUBLISH", "SKIP_ALREADY_PROCESSED")
+                    : List.of("SKIP_NO_ID")).as("resumed %s", r).contains(action);
+        }
+    }
+
+    private void startServe(String log, double redriveRate) throws Exception {
+        Map<String, String> env = new HashMap<>(TestEnvironment.settings(schema, "IDEMKIT_RABBIT_URI", vhost.uri(),
+                "IDEMKIT_OPERATOR_KEYS", "ana=" + OPERATOR_KEY, "IDEMKIT_HTTP_PORT", "0",
+                "IDEMKIT_RABBIT_QUEUE_TYPE", "classic"));
+        serve = ChildProcess.start("dev.idemkit.app.Idemkit", List.of("serve", "--redrive-rate",
+                Double.toString(redriveRate)), Map.of(), env, "console-serve-" + log);
+        String line = serve.awaitLine("idemkit HTTP on ", Duration.ofSeconds(90)).orElseThrow(() ->
+                new IllegalStateException("serve did not start; log: " + serve.log()));
+        String url = line.substring("idemkit HTTP on ".length()).split("\\s+")[0];
+        base = URI.create(url.replace("localhost", "127.0.0.1"));
+    }
+
+    private void processAgainThroughTheQueue(int i) throws Exception {
+        com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+        f.setUri(vhost.uri());
+        try (com.rabbitmq.client.Connection c = f.newConnection(); com.rabbitmq.client.Channel ch = c.createChannel()) {
+            ch.confirmSelect();
+            ch.basicPublish("", QUEUE, new com.rabbitmq.client.AMQP.BasicProperties.Builder()
+                    .messageId(DeadLetterInjector.messageId(prefix, i)).deliveryMode(2).build(),
+                    DeadLetterInjector.credit(accounts + "-" + i));
+            ch.waitForConfirmsOrDie(10_000);
+        }
+        Awaitility.await("the copy processed").atMost(Duration.ofSeconds(30))
+                .until(() -> balance(i).compareTo(BigDecimal.ONE) == 0);
+    }
+
+    private String dl(int i) {
+        return "dl-" + prefix + "-" + i;
+    }
+
+    private void awaitDepth(long n) {
+        Awaitility.await(n + " dead letters").atMost(Duration.ofSeconds(30)).until(() -> depth() == n);
+    }
+
+    private long depth() throws IOException, InterruptedException {
+        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(base.resolve("/ops/dead-letters?queue=" + QUEUE
+                + "&limit=1")).header("Authorization", "Bearer " + OPERATOR_KEY).GET().build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(r.statusCode()).as(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(200);
+        return CanonicalJson.MAPPER.readTree(r.body()).get("depth").asLong();
+    }
+
+    private HttpRequest post(String path, Object body) throws IOException {
+        return HttpRequest.newBuilder(base.resolve(path)).header("Authorization", "Bearer " + OPERATOR_KEY)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(CanonicalJson.MAPPER.writeValueAsBytes(body))).build();
+    }
+
+    /** How many of the first {@code n} accounts were credited. */
+    private int processed(int n) throws Exception {
+        int count = 0;
+        for (int i = 0; i < n; i++) {
+            if (balance(i).signum() > 0) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    private BigDecimal balance(int i) throws Exception {
+        try (Connection c = TestEnvironment.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT balance FROM " + schema + ".accounts WHERE id = ?")) {
+            ps.setString(1, accounts + "-" + i);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getBigDecimal(1) : BigDecimal.ZERO;
+            }
+        } catch (java.sql.SQLException e) {
+            return BigDecimal.ZERO; // the schema's tables are created by serve at its start
+        }
+    }
+}
