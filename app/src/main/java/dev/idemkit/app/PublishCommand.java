@@ -51,7 +51,7 @@ final class PublishCommand extends AppCommand {
         long unique = plan.stream().map(OutgoingMessage::id).distinct().count();
         try (Assembly assembly = assemble(settings())) {
             for (OutgoingMessage m : plan) {
-                assembly.transport().publish(assembly.transportBinding().queue(queue), m);
+                assembly.tracing().publishing(assembly.transport()).publish(assembly.transportBinding().queue(queue), m);
             }
         }
         out().printf("published %d messages to %s: %d unique ids, %d duplicates%n", plan.size(), queue, unique,

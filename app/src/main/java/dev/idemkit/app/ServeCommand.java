@@ -113,7 +113,7 @@ final class ServeCommand extends AppCommand {
                         kind.consumerName(), alert -> LOG.error("ALERT {}", alert.summary())));
             }
             OperatorConsole console = new OperatorConsole(deadLetters, operators,
-                    settings.deadLetters().alertThreshold(), assembly.clock(), redrivesPerSecond);
+                    settings.deadLetters().alertThreshold(), assembly.clock(), redrivesPerSecond, assembly.tracing());
             try {
                 api = ApiServer.start(new InetSocketAddress(settings.http().port()), OperatorConsole.routes(console,
                         new PaymentsApi(assembly.paymentCharger(), assembly.store().ledger(), apiKeys,
@@ -134,12 +134,14 @@ final class ServeCommand extends AppCommand {
                 for (ConsumerKind kind : ConsumerKind.values()) {
                     String queue = assembly.transportBinding().queue(kind.queue());
                     if (batchSize == 1) {
-                        subscriptions.add(assembly.transport().subscribe(queue, assembly.consumer(kind)));
+                        subscriptions.add(assembly.transport().subscribe(queue,
+                                assembly.tracing().consumer(queue, assembly.consumer(kind))));
                     } else {
                         BatchingConsumer<?> batching = assembly.batchedConsumer(kind, BatchingConsumer.BatchSettings
                                 .defaults().withMaxBatch(batchSize).withLinger(Duration.ofMillis(batchWaitMillis)));
                         batchers.add(batching);
-                        subscriptions.add(assembly.transport().subscribe(queue, batching));
+                        subscriptions.add(assembly.transport().subscribe(queue,
+                                assembly.tracing().consumer(queue, batching)));
                     }
                     out().println("idemkit " + assembly.deadLetterRetention(queue));
                     DeadLetters dlq = deadLetters.get(queue);

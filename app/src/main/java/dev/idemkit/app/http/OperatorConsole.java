@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import dev.idemkit.app.json.CanonicalJson;
+import dev.idemkit.app.tracing.Tracing;
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
@@ -64,6 +65,8 @@ public final class OperatorConsole implements HttpHandler {
     static final int MAX_LISTED = 500;
     static final int MAX_REVEALED_CHARS = 16 * 1024;
     static final int MAX_REQUEST_BYTES = 256 * 1024;
+    /** Approver and reason travel in the republished message's headers: kept short. */
+    static final int MAX_APPROVAL_CHARS = 200;
 
     private final Map<String, DeadLetters> queues;
     private final ApiKeys operators;
@@ -71,6 +74,10 @@ public final class OperatorConsole implements HttpHandler {
     private final Clock clock;
     private final double redrivesPerSecond;
     private final RedriveAudit audit = new RedriveAudit(1000);
+    private final Tracing tracing;
+    private final Map<String, Object> locks = new java.util.concurrent.ConcurrentHashMap<>();
+    /** When the next republish may start (guarded by the queue's lock; one rate for the console). */
+    private volatile long nextRedrive = System.nanoTime();
 
     /**
      * @param queues the app's work queues, each with the dead-letter operations of its consumer (whose inbox the
@@ -78,6 +85,13 @@ public final class OperatorConsole implements HttpHandler {
      */
     public OperatorConsole(Map<String, DeadLetters> queues, ApiKeys operators, int alertThreshold, Clock clock,
             double redrivesPerSecond) {
+        this(queues, operators, alertThreshold, clock, redrivesPerSecond, Tracing.none());
+    }
+
+    /** With a span per redriven dead letter, in the trace its message carries. */
+    public OperatorConsole(Map<String, DeadLetters> queues, ApiKeys operators, int alertThreshold, Clock clock,
+            double redrivesPerSecond, Tracing tracing) {
+        this.tracing = Objects.requireNonNull(tracing, "tracing");
         this.queues = Map.copyOf(queues);
         this.operators = Objects.requireNonNull(operators, "operators");
         this.alertThreshold = alertThreshold;
@@ -129,6 +143,7 @@ public final class OperatorConsole implements HttpHandler {
         }
         Optional<ClientId> operator = operators.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
         if (operator.isEmpty()) {
+            ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"idemkit operators\"");
             problem(ex, 401, "Unauthorized", "unauthorized",
                     "Authorization: Bearer <operator key> is missing or unknown (client API keys are not operator"
                             + " keys).");
@@ -140,7 +155,7 @@ public final class OperatorConsole implements HttpHandler {
         } else if (path.equals("/ops/dead-letters") && method.equals("GET")) {
             list(ex, query);
         } else if (path.startsWith("/ops/dead-letters/") && method.equals("GET")) {
-            show(ex, query, URLDecoder.decode(path.substring("/ops/dead-letters/".length()), StandardCharsets.UTF_8));
+            show(ex, query, path.substring("/ops/dead-letters/".length())); // getPath() is decoded once already
         } else if (path.equals("/ops/redrive") && method.equals("POST")) {
             redrive(ex, operator.get());
         } else if (path.equals("/ops/audit") && method.equals("GET")) {
@@ -193,8 +208,9 @@ public final class OperatorConsole implements HttpHandler {
 
     private static void summary(ObjectNode node, DeadLetterEntry e, long ageSeconds) {
         DeadLetter d = e.deadLetter();
-        node.put("id", e.id()).put("message_id", d.original().rawId()).put("origin_queue", d.originQueue())
-                .put("reason", d.reason()).put("attempts", d.attempts().size())
+        node.put("id", sanitize(e.id(), 256)).put("message_id", sanitize(String.valueOf(d.original().rawId()), 256))
+                .put("origin_queue", sanitize(d.originQueue(), 256)).put("reason", sanitize(d.reason(), 2048))
+                .put("attempts", d.attempts().size())
                 .put("dead_lettered_at", d.deadLetteredAt().toString()).put("age_seconds", ageSeconds);
     }
 
@@ -219,7 +235,8 @@ public final class OperatorConsole implements HttpHandler {
                 sanitize(v, 1024)));
         ArrayNode attempts = root.putArray("attempt_history");
         for (AttemptRecord a : d.attempts()) {
-            attempts.addObject().put("attempt", a.number()).put("at", a.at().toString()).put("error", a.error());
+            attempts.addObject().put("attempt", a.number()).put("at", a.at().toString())
+                    .put("error", sanitize(a.error(), 2048));
         }
         Message m = d.original();
         root.put("body_bytes", m.size());
@@ -231,15 +248,19 @@ public final class OperatorConsole implements HttpHandler {
 
     private void redrive(HttpExchange ex, ClientId operator) throws IOException {
         JsonNode body = readJson(ex);
-        String queue = text(body, "queue");
+        String queue = field(body, "queue", 255);
         DeadLetters dlq = queue == null ? null : queues.get(queue);
         if (dlq == null) {
             problem(ex, 404, "Not Found", "unknown-queue", "No queue " + printable(queue) + ".");
             return;
         }
-        String approver = text(body, "approver");
-        String reason = text(body, "reason");
-        boolean dryRun = body.path("dry_run").asBoolean(false);
+        String approver = field(body, "approver", MAX_APPROVAL_CHARS);
+        String reason = field(body, "reason", MAX_APPROVAL_CHARS);
+        JsonNode dryRunNode = body.get("dry_run");
+        if (dryRunNode != null && !dryRunNode.isNull() && !dryRunNode.isBoolean()) {
+            throw new IllegalArgumentException("\"dry_run\" must be true or false");
+        }
+        boolean dryRun = dryRunNode != null && dryRunNode.asBoolean();
         boolean approved = approver != null && !approver.isBlank() && reason != null && !reason.isBlank();
         if (dryRun && !approved) { // a dry run changes nothing: it needs no approval
             approver = "(dry run)";
@@ -249,27 +270,48 @@ public final class OperatorConsole implements HttpHandler {
                     + " \"reason\" (why), both non-blank; they are recorded with it.");
             return;
         }
-        List<String> ids = new ArrayList<>();
+        java.util.Set<String> ids = new java.util.LinkedHashSet<>(); // an id given twice is redriven once
         JsonNode idNodes = body.get("ids");
         if (idNodes == null || !idNodes.isArray() || idNodes.isEmpty() || idNodes.size() > MAX_LISTED) {
             throw new IllegalArgumentException("\"ids\" must be an array of 1.." + MAX_LISTED + " dead-letter ids");
         }
         idNodes.forEach(n -> {
-            if (!n.isTextual() || n.asText().isBlank()) {
-                throw new IllegalArgumentException("every id must be a non-blank string");
+            if (!n.isTextual() || n.asText().isBlank() || n.asText().length() > 255) {
+                throw new IllegalArgumentException("every id must be a non-blank string of at most 255 characters");
             }
             ids.add(n.asText());
         });
-        RedriveRequest request = new RedriveRequest(ids, new Approval(approver, reason, clock.now()));
-        List<RedriveResult> plan = dlq.plan(queue, request);
-        if (plan.stream().noneMatch(RedriveResult::found)) {
-            problem(ex, 404, "Not Found", "unknown-dead-letter", "None of the " + ids.size() + " ids is in the"
-                    + " dead-letter queue of " + queue + " (already redriven, or never there).");
-            return;
+        // recorded on every republished message: who approved it, and through which operator's key
+        String approvedBy = approver.equals(operator.value()) || dryRun ? approver
+                : approver + " (operator " + operator.value() + ")";
+        RedriveRequest request = new RedriveRequest(List.copyOf(ids), new Approval(approvedBy, reason, clock.now()));
+        // one redrive or dry run per queue at a time: the rate holds across requests, and two requests for the same
+        // dead letter never both find it before either moved it
+        List<RedriveResult> results = new ArrayList<>();
+        String failure = null;
+        synchronized (lockOf(queue)) {
+            List<RedriveResult> plan = dlq.plan(queue, request);
+            if (plan.stream().noneMatch(RedriveResult::found)) {
+                problem(ex, 404, "Not Found", "unknown-dead-letter", "None of the " + ids.size() + " ids is in the"
+                        + " dead-letter queue of " + queue + " (already redriven, or never there).");
+                return;
+            }
+            if (dryRun) {
+                results.addAll(plan);
+            } else {
+                try {
+                    rateLimited(dlq, queue, request, results);
+                } catch (RuntimeException e) {
+                    // stop at the first failure (a broker in trouble): what moved is reported and audited, the rest
+                    // stays in the dead-letter queue; the same request again resumes
+                    failure = e.toString();
+                    LOG.error("console redrive queue={} stopped after {} of {}: {}", queue, results.size(), ids.size(),
+                            failure);
+                }
+            }
         }
-        List<RedriveResult> results = dryRun ? plan : rateLimited(dlq, queue, request);
         RedriveAudit.Entry entry = audit.record(clock.now(), operator.value(), approver, reason, queue, dryRun,
-                results);
+                results, failure);
         LOG.info("console redrive queue={} operator={} approver={} dry_run={} ids={} republished={}", queue,
                 printable(operator.value()), printable(approver), dryRun, ids.size(), results.stream()
                         .filter(r -> r.action() == RedriveAction.REPUBLISH && r.found()).count());
@@ -280,28 +322,49 @@ public final class OperatorConsole implements HttpHandler {
             items.addObject().put("id", r.deadLetterId()).put("found", r.found()).put("action", r.action().name())
                     .put("age_seconds", r.age().toSeconds()).put("dedup_window_seconds", r.dedupWindow().toSeconds());
         }
-        json(ex, 200, root);
+        if (failure != null) {
+            root.put("error", "stopped after " + results.size() + " of " + ids.size() + ": " + failure
+                    + "; the others are still in the dead-letter queue, send the same request again to resume");
+            ArrayNode left = root.putArray("not_attempted");
+            ids.stream().skip(results.size()).forEach(left::add);
+        }
+        json(ex, failure == null ? 200 : 503, root);
     }
 
-    /** One dead letter at a time, at most {@link #redrivesPerSecond}. */
-    private List<RedriveResult> rateLimited(DeadLetters dlq, String queue, RedriveRequest request) {
-        List<RedriveResult> results = new ArrayList<>();
+    private Object lockOf(String queue) {
+        return locks.computeIfAbsent(queue, q -> new Object());
+    }
+
+    /** One dead letter at a time, at most {@link #redrivesPerSecond} (no catching up after a stall). */
+    private void rateLimited(DeadLetters dlq, String queue, RedriveRequest request, List<RedriveResult> results) {
         long spacing = (long) (1_000_000_000L / redrivesPerSecond);
-        long next = System.nanoTime();
         for (String id : request.deadLetterIds()) {
-            long wait = next - System.nanoTime();
+            long wait = nextRedrive - System.nanoTime();
             if (wait > 0) {
                 try {
                     Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    break; // what is left stays in the dead-letter queue
+                    throw new IllegalStateException("interrupted"); // what is left stays in the dead-letter queue
                 }
             }
-            results.addAll(dlq.redrive(queue, new RedriveRequest(List.of(id), request.approval(), request.pastWindow())));
-            next += spacing;
+            nextRedrive = Math.max(nextRedrive, System.nanoTime()) + spacing;
+            RedriveRequest one = new RedriveRequest(List.of(id), request.approval(), request.pastWindow());
+            Optional<DeadLetterEntry> entry = dlq.show(queue, id);
+            if (entry.isEmpty()) {
+                results.addAll(dlq.redrive(queue, one)); // reported as not found
+                continue;
+            }
+            io.opentelemetry.api.trace.Span span = tracing.redrive(queue, entry.get().deadLetter().original(),
+                    request.approval());
+            List<RedriveResult> done = List.of();
+            try (io.opentelemetry.context.Scope ignored = span.makeCurrent()) {
+                done = dlq.redrive(queue, one);
+            } finally {
+                Tracing.redriven(span, done.isEmpty() ? "failed" : done.get(0).action().name());
+            }
+            results.addAll(done);
         }
-        return results;
     }
 
     private void auditLog(HttpExchange ex) throws IOException {
@@ -311,6 +374,9 @@ public final class OperatorConsole implements HttpHandler {
             ObjectNode n = items.addObject().put("id", e.id()).put("at", e.at().toString()).put("operator", e.operator())
                     .put("approver", e.approver()).put("reason", e.reason()).put("queue", e.queue())
                     .put("dry_run", e.dryRun());
+            if (e.error() != null) {
+                n.put("error", e.error());
+            }
             ArrayNode rs = n.putArray("results");
             e.results().forEach(r -> rs.addObject().put("id", r.deadLetterId()).put("found", r.found())
                     .put("action", r.action().name()));
@@ -319,18 +385,45 @@ public final class OperatorConsole implements HttpHandler {
     }
 
     private static void page(HttpExchange ex) throws IOException {
-        byte[] html;
-        try (InputStream in = OperatorConsole.class.getResourceAsStream("/console/index.html")) {
-            if (in == null) {
-                throw new UncheckedIOException(new IOException("console page missing from the jar"));
-            }
-            html = in.readAllBytes();
-        }
         ex.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
-        ex.getResponseHeaders().set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline';"
-                + " style-src 'unsafe-inline'; connect-src 'self'; img-src 'none'; frame-ancestors 'none'");
+        ex.getResponseHeaders().set("Content-Security-Policy", Page.CSP);
         ex.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
-        write(ex, 200, html);
+        ex.getResponseHeaders().set("Referrer-Policy", "no-referrer");
+        write(ex, 200, Page.HTML);
+    }
+
+    /** The page, read once, and a policy that runs its one inline script by hash and nothing else. */
+    static final class Page {
+        static final byte[] HTML = load();
+        static final String CSP = "default-src 'none'; script-src '" + scriptHash() + "'; style-src 'unsafe-inline';"
+                + " connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+        private static byte[] load() {
+            try (InputStream in = OperatorConsole.class.getResourceAsStream("/console/index.html")) {
+                if (in == null) {
+                    throw new IllegalStateException("console page missing from the jar");
+                }
+                return in.readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        private static String scriptHash() {
+            String html = new String(HTML, StandardCharsets.UTF_8);
+            int open = html.indexOf("<script>");
+            int close = html.indexOf("</script>");
+            if (open < 0 || close < open || html.indexOf("<script", open + 1) >= 0) {
+                throw new IllegalStateException("the console page must hold exactly one inline script");
+            }
+            try {
+                byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(
+                        html.substring(open + "<script>".length(), close).getBytes(StandardCharsets.UTF_8));
+                return "sha256-" + java.util.Base64.getEncoder().encodeToString(digest);
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     private static JsonNode readJson(HttpExchange ex) throws IOException {
@@ -352,9 +445,16 @@ public final class OperatorConsole implements HttpHandler {
         }
     }
 
-    private static String text(JsonNode body, String field) {
-        JsonNode n = body.get(field);
-        return n == null || n.isNull() ? null : n.isTextual() ? n.asText() : n.toString();
+    /** A string field of at most {@code max} characters, or null when absent. */
+    private static String field(JsonNode body, String name, int max) {
+        JsonNode n = body.get(name);
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        if (!n.isTextual() || n.asText().length() > max) {
+            throw new IllegalArgumentException("\"" + name + "\" must be a string of at most " + max + " characters");
+        }
+        return n.asText();
     }
 
     private static long number(Map<String, String> query, String name, long min, long max, long dflt) {

@@ -96,6 +96,7 @@ public final class PaymentsApi implements HttpHandler {
             Optional<ClientId> client = apiKeys.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
             if (client.isEmpty()) {
                 metrics.httpOutcome("unauthorized");
+                ex.getResponseHeaders().set("WWW-Authenticate", "Bearer");
                 send(ex, Problems.problem(401, "Unauthorized", "unauthorized",
                         "Authorization: Bearer <api key> is missing or unknown."), false);
                 return;

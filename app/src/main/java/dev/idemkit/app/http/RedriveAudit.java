@@ -13,8 +13,9 @@ import java.util.List;
  */
 public final class RedriveAudit {
     /** One recorded redrive or dry run. */
+    /** {@code error}: why the redrive stopped before its last dead letter, or null. */
     public record Entry(long id, Instant at, String operator, String approver, String reason, String queue,
-            boolean dryRun, List<RedriveResult> results) {
+            boolean dryRun, List<RedriveResult> results, String error) {
         public Entry {
             results = List.copyOf(results);
         }
@@ -29,8 +30,8 @@ public final class RedriveAudit {
     }
 
     public synchronized Entry record(Instant at, String operator, String approver, String reason, String queue,
-            boolean dryRun, List<RedriveResult> results) {
-        Entry e = new Entry(next++, at, operator, approver, reason, queue, dryRun, results);
+            boolean dryRun, List<RedriveResult> results, String error) {
+        Entry e = new Entry(next++, at, operator, approver, reason, queue, dryRun, results, error);
         entries.addFirst(e);
         while (entries.size() > capacity) {
             entries.removeLast();

@@ -17,6 +17,9 @@ import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.in.DeadLetters;
 import dev.idemkit.ports.out.Alerts;
 import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.ConsumerEvents;
+import dev.idemkit.app.tracing.Tracing;
+import dev.idemkit.app.tracing.TracingSetup;
 import dev.idemkit.ports.out.DeadLetterQueue;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.MessageTransport;
@@ -49,6 +52,8 @@ public final class Assembly implements AutoCloseable {
     private final StoreBinding<?> store;
     private final TransportBinding transport;
     private final Metrics metrics = new Metrics();
+    private Tracing tracing = Tracing.none();
+    private ConsumerEvents events = tracing.events(metrics);
     private final Clock clock = Clock.system();
     private final List<String> banner = new ArrayList<>();
 
@@ -74,6 +79,30 @@ public final class Assembly implements AutoCloseable {
      * @throws RuntimeException when a service cannot be reached (the message names it)
      */
     public static Assembly start(AppSettings settings) {
+        Assembly a = startWithout(settings);
+        a.traceWith(TracingSetup.fromEnvironment(System.getenv()));
+        return a;
+    }
+
+    /** As {@link #start(AppSettings)}, traced by {@code tracing} (a test's in-memory SDK) instead of the environment's. */
+    public static Assembly start(AppSettings settings, Tracing tracing) {
+        Assembly a = startWithout(settings);
+        a.traceWith(tracing);
+        return a;
+    }
+
+    private void traceWith(Tracing t) {
+        this.tracing = t;
+        this.events = t.events(metrics);
+        banner.add("traces:    " + t.description());
+    }
+
+    /** The traces of this assembly's consumers, publishes and redrives. */
+    public Tracing tracing() {
+        return tracing;
+    }
+
+    private static Assembly startWithout(AppSettings settings) {
         checkDedupWindow(settings);
         EmbeddedEngines engines = new EmbeddedEngines();
         StoreBinding<?> store = null;
@@ -182,7 +211,7 @@ public final class Assembly implements AutoCloseable {
             synchronized (random) {
                 return random.nextDouble();
             }
-        }, clock, metrics);
+        }, clock, events);
     }
 
     private <U extends UnitOfWork> DeliveryHandler consumer(StoreBinding<U> binding, String name, ConsumerKind kind) {
@@ -212,7 +241,7 @@ public final class Assembly implements AutoCloseable {
             synchronized (random) {
                 return random.nextDouble();
             }
-        }, clock, metrics);
+        }, clock, events);
     }
 
     /**
@@ -223,7 +252,8 @@ public final class Assembly implements AutoCloseable {
         OutboxRelay.Settings relay = OutboxRelay.Settings.defaults().withRetryPolicy(retryPolicy(settings)
                 .withMaxAttempts(attempts));
         SplittableRandom random = new SplittableRandom();
-        return store.outbox().map(o -> new OutboxRelay(o, transport(), transport::queue, relay, () -> {
+        return store.outbox().map(o -> new OutboxRelay(o, tracing.publishing(transport()), transport::queue, relay,
+                () -> {
             synchronized (random) {
                 return random.nextDouble();
             }
@@ -263,5 +293,6 @@ public final class Assembly implements AutoCloseable {
             LOG.warn("closing the store failed: {}", e.toString());
         }
         engines.close();
+        tracing.close();
     }
 }

@@ -99,6 +99,7 @@ class OperatorConsoleIT {
             HttpResponse<byte[]> response = HTTP.send(r.build(), HttpResponse.BodyHandlers.ofByteArray());
             assertThat(response.statusCode()).as("with %s", auth).isEqualTo(401);
             assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+            assertThat(response.headers().firstValue("WWW-Authenticate")).get().asString().startsWith("Bearer");
         }
         assertThat(post("/ops/redrive", null, Map.of("queue", queue, "ids", List.of("dl-" + prefix + "-1"),
                 "approver", "ana", "reason", "x")).statusCode()).isEqualTo(401);
@@ -154,6 +155,13 @@ class OperatorConsoleIT {
         HttpResponse<byte[]> unknown = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue,
                 "ids", List.of("dl-does-not-exist"), "approver", "ana", "reason", "provider back"));
 
+        // a "dry_run" that is not a JSON boolean is refused, never read as false (which would redrive for real)
+        HttpResponse<byte[]> stringly = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue,
+                "ids", List.of("dl-" + prefix + "-1"), "approver", "ana", "reason", "check", "dry_run", "True"));
+        HttpResponse<byte[]> objectApprover = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue,
+                "ids", List.of("dl-" + prefix + "-1"), "approver", Map.of(), "reason", "check"));
+        assertThat(stringly.statusCode()).isEqualTo(400);
+        assertThat(objectApprover.statusCode()).isEqualTo(400);
         assertThat(noApprover.statusCode()).isEqualTo(400);
         assertThat(CanonicalJson.MAPPER.readTree(noApprover.body()).get("type").asText()).endsWith("approval-required");
         assertThat(blankReason.statusCode()).isEqualTo(400);
@@ -206,7 +214,8 @@ class OperatorConsoleIT {
         HttpResponse<String> page = HTTP.send(HttpRequest.newBuilder(base.resolve("/console")).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(page.statusCode()).isEqualTo(200);
-        assertThat(page.headers().firstValue("Content-Security-Policy")).get().asString().contains("connect-src 'self'");
+        assertThat(page.headers().firstValue("Content-Security-Policy")).get().asString().contains("connect-src 'self'")
+                .contains("script-src 'sha256-").doesNotContain("unsafe-inline';  script").contains("base-uri 'none'");
         assertThat(page.body()).contains("idemkit dead-letter console").doesNotContain("innerHTML");
     }
 

@@ -9,9 +9,9 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * A final response kept for replay: status, the headers that matter, and the body byte for byte. Credential headers
- * ({@link #NEVER_STORED}) are dropped here, whoever builds the response: a cookie or challenge meant for the first
- * request's caller is never stored, and so never replayed to whoever retries with the key.
+ * A response: status, the headers that matter, and the body byte for byte. What an Idempotency-Key keeps for replay
+ * is {@link #storable()}: without credential headers ({@link #NEVER_STORED}), so a cookie or challenge meant for the
+ * first request's caller is never stored, and so never replayed to whoever retries with the key.
  */
 public record StoredResponse(int status, Map<String, String> headers, byte[] body) {
     /** Response headers never kept (compared without case): they carry or ask for credentials. */
@@ -23,14 +23,19 @@ public record StoredResponse(int status, Map<String, String> headers, byte[] bod
         if (status < 100 || status > 599) {
             throw new IllegalArgumentException("HTTP status must lie in 100..599, got " + status);
         }
+        headers = Map.copyOf(Objects.requireNonNull(headers, "headers"));
+        body = Objects.requireNonNull(body, "body").clone();
+    }
+
+    /** This response without its credential headers: what may be stored and replayed. */
+    public StoredResponse storable() {
         Map<String, String> kept = new LinkedHashMap<>();
-        Objects.requireNonNull(headers, "headers").forEach((name, value) -> {
+        headers.forEach((name, value) -> {
             if (!NEVER_STORED.contains(name.toLowerCase(Locale.ROOT))) {
                 kept.put(name, value);
             }
         });
-        headers = Map.copyOf(kept);
-        body = Objects.requireNonNull(body, "body").clone();
+        return kept.size() == headers.size() ? this : new StoredResponse(status, kept, body);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.idemkit.ports.out;
 
+import dev.idemkit.domain.Message;
 import dev.idemkit.domain.ConsumerName;
 import java.time.Duration;
 
@@ -14,6 +15,14 @@ public interface ConsumerEvents {
      * @param storeLatency time spent in the store's guarded step (zero when the store was not reached)
      */
     void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency);
+
+    /**
+     * The same, with the message it was taken for (a trace of the delivery ends here); the runtimes call this one. By
+     * default it is {@link #onDecision(ConsumerName, Decision, Duration)}.
+     */
+    default void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency, Message message) {
+        onDecision(consumer, decision, storeLatency);
+    }
 
     static ConsumerEvents none() {
         return (c, d, l) -> { };

@@ -273,9 +273,11 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             LOG.log(Level.WARNING, "decision=ack-failed consumer={0} cause=\"{1}\" (the broker redelivers what was not"
                     + " acked; the inbox makes that harmless)", settings.name().value(), e.toString());
         }
-        for (Outcome outcome : acked) {
+        for (int i = 0; i < acked.size(); i++) {
+            Outcome outcome = acked.get(i);
             try {
-                events.onDecision(settings.name(), outcome.effectRan() ? Decision.PROCESSED : Decision.DUPLICATE, each);
+                events.onDecision(settings.name(), outcome.effectRan() ? Decision.PROCESSED : Decision.DUPLICATE, each,
+                        acks.get(i).message());
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "consumer events failed: {0}", e.toString());
             }

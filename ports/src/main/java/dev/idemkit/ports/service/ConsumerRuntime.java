@@ -86,7 +86,7 @@ public final class ConsumerRuntime<U extends UnitOfWork> implements DeliveryHand
         Decision decision = outcome.effectRan() ? Decision.PROCESSED
                 : outcome instanceof Outcome.Stale ? Decision.STALE : Decision.DUPLICATE;
         log(Level.DEBUG, decision, delivery, null);
-        events.onDecision(settings.name(), decision, latency);
+        events.onDecision(settings.name(), decision, latency, delivery.message());
     }
 
     /** Why the message cannot be processed at all (no usable id, too big), or empty. */
@@ -112,19 +112,19 @@ public final class ConsumerRuntime<U extends UnitOfWork> implements DeliveryHand
         if (decision instanceof RetryDecision.RetryAfter retry) {
             delivery.retryAfter(retry.delay(), failed);
             log(Level.WARNING, Decision.RETRIED, delivery, error + "; retry in " + retry.delay().toMillis() + " ms");
-            events.onDecision(settings.name(), Decision.RETRIED, latency);
+            events.onDecision(settings.name(), Decision.RETRIED, latency, delivery.message());
         } else {
             String reason = ((RetryDecision.DeadLetter) decision).reason();
             delivery.deadLetter(reason, failed);
             log(Level.ERROR, Decision.DEAD_LETTERED, delivery, reason);
-            events.onDecision(settings.name(), Decision.DEAD_LETTERED, latency);
+            events.onDecision(settings.name(), Decision.DEAD_LETTERED, latency, delivery.message());
         }
     }
 
     private void deadLetter(Delivery delivery, String reason, String error, Duration latency) {
         delivery.deadLetter(reason, new AttemptRecord(delivery.attempt(), clock.now(), error));
         log(Level.ERROR, Decision.DEAD_LETTERED, delivery, reason);
-        events.onDecision(settings.name(), Decision.DEAD_LETTERED, latency);
+        events.onDecision(settings.name(), Decision.DEAD_LETTERED, latency, delivery.message());
     }
 
     private void log(Level level, Decision decision, Delivery delivery, String detail) {

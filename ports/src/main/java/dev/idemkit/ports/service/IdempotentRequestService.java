@@ -62,7 +62,9 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
     }
 
     @Override
-    public Reply handle(Request request, Effect<? super U, StoredResponse> execution) {
+    public Reply handle(Request request, Effect<? super U, StoredResponse> handler) {
+        // what is stored, and answered, never carries credential headers (StoredResponse.storable)
+        Effect<U, StoredResponse> execution = work -> handler.run(work).storable();
         Optional<IdempotencyKey> key;
         try {
             key = KeyMachine.parse(request.idempotencyKeyHeader(), policy.requirement());
@@ -70,7 +72,7 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
             return new Reply(Problems.badRequest(e.getMessage()), false);
         }
         if (key.isEmpty()) {
-            return new Reply(claims.runWithoutKey(execution), false);
+            return new Reply(claims.runWithoutKey(handler), false); // nothing is stored: the response as it is
         }
         ScopedKey scoped = new ScopedKey(request.client(), key.get());
         Fingerprint fingerprint = Fingerprint.ofRequest(request.method(), request.path(), request.canonicalBody());

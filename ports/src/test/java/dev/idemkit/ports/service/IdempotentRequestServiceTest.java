@@ -134,6 +134,23 @@ class IdempotentRequestServiceTest {
         assertProblem(late, 500, "idempotency-claim-lost");
     }
 
+    @Test
+    void credentialHeadersAreNeitherStoredNorReplayed() {
+        IdempotentRequestService<NoTransaction> service = IdempotentRequestService.overRecords(records,
+                KeyPolicy.defaults());
+        Request request = post(ALICE, "order-cookie", "{}");
+        Reply first = service.handle(request, work -> new StoredResponse(201, Map.of("Content-Type",
+                "application/json", "Set-Cookie", "session=alice-secret", "WWW-Authenticate", "Bearer"), bytes("{}")));
+        Reply replay = service.handle(request, work -> create());
+
+        assertThat(replay.replayed()).isTrue();
+        assertThat(replay.response().headers()).containsOnlyKeys("Content-Type");
+        assertThat(first.response().headers()).containsOnlyKeys("Content-Type");
+        assertThat(records.find(new ScopedKey(ALICE, new dev.idemkit.domain.httpkey.IdempotencyKey("order-cookie")))
+                .map(r -> ((KeyRecord.Completed) r).response().headers().keySet())).hasValue(java.util.Set.of(
+                        "Content-Type"));
+    }
+
     private StoredResponse create() {
         executions.incrementAndGet();
         return created();
