@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpHandler;
 import dev.idemkit.app.json.CanonicalJson;
 import dev.idemkit.app.metrics.Metrics;
 import dev.idemkit.app.payments.Payment;
+import dev.idemkit.app.tracing.Tracing;
 import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.app.payments.PaymentRequest;
@@ -52,6 +53,7 @@ public final class PaymentsApi implements HttpHandler {
     private final Metrics metrics;
     private final Supplier<Map<String, String>> health;
     private final KeyPolicy policy;
+    private final Tracing tracing;
 
     /** Documenting {@link KeyPolicy#defaults()}, the policy the app's charger runs with. */
     public PaymentsApi(PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys, Metrics metrics,
@@ -62,6 +64,13 @@ public final class PaymentsApi implements HttpHandler {
     /** {@code policy}: the one {@code charger} runs with, published at {@code GET /idempotency}. */
     public PaymentsApi(PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys, Metrics metrics,
             Supplier<Map<String, String>> health, KeyPolicy policy) {
+        this(charger, ledger, apiKeys, metrics, health, policy, Tracing.none());
+    }
+
+    /** With a server span per {@code /payments} request carrying the Idempotency-Key outcome. */
+    public PaymentsApi(PaymentCharger charger, PaymentLedger ledger, ApiKeys apiKeys, Metrics metrics,
+            Supplier<Map<String, String>> health, KeyPolicy policy, Tracing tracing) {
+        this.tracing = tracing;
         this.policy = policy;
         this.charger = charger;
         this.ledger = ledger;
@@ -92,10 +101,26 @@ public final class PaymentsApi implements HttpHandler {
     }
 
     private void payments(HttpExchange ex) throws IOException {
+        String route = ex.getRequestURI().getPath().equals("/payments") ? "/payments" : "/payments/{id}";
+        io.opentelemetry.api.trace.Span span = tracing.server(ex.getRequestMethod(), route, ex.getRequestHeaders());
+        try (io.opentelemetry.context.Scope ignored = span.makeCurrent()) {
+            paymentsTraced(ex);
+        } finally {
+            Tracing.status(span, ex.getResponseCode());
+            span.end();
+        }
+    }
+
+    private void outcome(String outcome) {
+        metrics.httpOutcome(outcome);
+        Tracing.outcome(outcome);
+    }
+
+    private void paymentsTraced(HttpExchange ex) throws IOException {
         try (ex) {
             Optional<ClientId> client = apiKeys.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
             if (client.isEmpty()) {
-                metrics.httpOutcome("unauthorized");
+                outcome("unauthorized");
                 ex.getResponseHeaders().set("WWW-Authenticate", "Bearer");
                 send(ex, Problems.problem(401, "Unauthorized", "unauthorized",
                         "Authorization: Bearer <api key> is missing or unknown."), false);
@@ -138,14 +163,14 @@ public final class PaymentsApi implements HttpHandler {
             json = CanonicalJson.parse(raw);
             request = PaymentRequest.fromJson(json);
         } catch (IllegalArgumentException e) {
-            metrics.httpOutcome("bad_request");
+            outcome("bad_request");
             send(ex, Problems.problem(400, "Bad Request", "invalid-payment", e.getMessage()), false);
             return;
         }
         String key = ex.getRequestHeaders().getFirst("Idempotency-Key");
         IdempotentRequests.Reply reply = charger.charge(new IdempotentRequests.Request(client, key, "POST",
                 "/payments", CanonicalJson.canonical(json)), request);
-        metrics.httpOutcome(reply.replayed() ? "replayed" : outcomeOf(reply.response().status()));
+        outcome(reply.replayed() ? "replayed" : outcomeOf(reply.response().status()));
         send(ex, reply.response(), reply.replayed());
     }
 

@@ -47,6 +47,10 @@ public final class Tracing {
     static final AttributeKey<String> OPERATION = AttributeKey.stringKey("messaging.operation.type");
     static final AttributeKey<String> APPROVED_BY = AttributeKey.stringKey("idemkit.redrive.approved_by");
     static final AttributeKey<String> REDRIVE_ACTION = AttributeKey.stringKey("idemkit.redrive.action");
+    static final AttributeKey<String> KEY_OUTCOME = AttributeKey.stringKey("idemkit.idempotency_key.outcome");
+    static final AttributeKey<String> HTTP_METHOD = AttributeKey.stringKey("http.request.method");
+    static final AttributeKey<String> HTTP_ROUTE = AttributeKey.stringKey("http.route");
+    static final AttributeKey<Long> HTTP_STATUS = AttributeKey.longKey("http.response.status_code");
     /** Deliveries whose decision is pending, at most this many (beyond: ended as "unknown", so nothing grows). */
     static final int MAX_OPEN = 100_000;
 
@@ -153,7 +157,24 @@ public final class Tracing {
         };
     }
 
-    /** {@code transport} whose publishes are producer spans whose context the message carries. */
+    /**
+     * {@code headers} plus the W3C context of the span current on this thread, if any: an outbox event appended inside
+     * a traced request or delivery is relayed in that trace.
+     */
+    public static Map<String, String> withCurrentTrace(Map<String, String> headers) {
+        if (!Span.current().getSpanContext().isValid()) {
+            return headers;
+        }
+        Map<String, String> out = new HashMap<>(headers);
+        io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator.getInstance().inject(Context.current(), out,
+                Map::put);
+        return out;
+    }
+
+    /**
+     * {@code transport} whose publishes are producer spans whose context the message carries; a message that already
+     * carries one (an outbox event appended in a traced transaction) is published as a child of it.
+     */
     public MessageTransport publishing(MessageTransport transport) {
         return new MessageTransport() {
             @Override
@@ -164,6 +185,7 @@ public final class Tracing {
             @Override
             public void publish(String queue, OutgoingMessage message) {
                 Span span = tracer.spanBuilder("publish " + queue).setSpanKind(SpanKind.PRODUCER)
+                        .setParent(propagator.extract(Context.current(), message.headers(), GETTER))
                         .setAttribute(DESTINATION, queue).setAttribute(OPERATION, "send")
                         .setAttribute(MESSAGE_ID, printable(message.id())).startSpan();
                 try (Scope ignored = span.makeCurrent()) {
@@ -185,6 +207,44 @@ public final class Tracing {
             }
         };
     }
+
+    /**
+     * A server span for one HTTP request, a child of the {@code traceparent} the client sent (if any, and valid); the
+     * caller makes it current, records the outcome with {@link #outcome} and ends it.
+     */
+    public Span server(String method, String route, com.sun.net.httpserver.Headers headers) {
+        return tracer.spanBuilder(method + " " + route).setSpanKind(SpanKind.SERVER)
+                .setParent(propagator.extract(Context.root(), headers, HEADERS))
+                .setAttribute(HTTP_METHOD, method).setAttribute(HTTP_ROUTE, route).startSpan();
+    }
+
+    /** The Idempotency-Key outcome (executed, replayed, conflict, mismatch, ...) on the current span, if any. */
+    public static void outcome(String outcome) {
+        Span.current().setAttribute(KEY_OUTCOME, outcome);
+    }
+
+    /** The response status on {@code span}; a 5xx marks it failed. */
+    public static void status(Span span, int status) {
+        if (status <= 0) {
+            return; // no response was sent
+        }
+        span.setAttribute(HTTP_STATUS, (long) status);
+        if (status >= 500) {
+            span.setStatus(StatusCode.ERROR);
+        }
+    }
+
+    private static final TextMapGetter<com.sun.net.httpserver.Headers> HEADERS = new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(com.sun.net.httpserver.Headers carrier) {
+            return carrier.keySet();
+        }
+
+        @Override
+        public String get(com.sun.net.httpserver.Headers carrier, String key) {
+            return carrier == null ? null : carrier.getFirst(key);
+        }
+    };
 
     /** A span for the redrive of one dead letter, in the trace its message carries; ended by the caller. */
     public Span redrive(String queue, Message original, Approval approval) {

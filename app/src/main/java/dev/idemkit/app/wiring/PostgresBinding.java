@@ -1,5 +1,6 @@
 package dev.idemkit.app.wiring;
 
+import dev.idemkit.app.tracing.Tracing;
 import dev.idemkit.adapters.postgres.JpaUnitOfWork;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
 import dev.idemkit.adapters.postgres.PostgresIdempotencyRecords;
@@ -98,7 +99,7 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
         return PaymentCharger.of(new IdempotentRequestService<>(new PostgresIdempotencyClaims(db), policy),
                 (JpaUnitOfWork work) -> decorate.apply(new EmittingLedger(ledger.on(work.connection()),
                         p -> outbox.append(work, new OutboxMessage(Payment.CREATED_EVENT, Payment.orderingKey(p),
-                                Map.of("payment_id", p.id()), p.toJson())))));
+                                Tracing.withCurrentTrace(Map.of("payment_id", p.id())), p.toJson())))));
     }
 
     @Override

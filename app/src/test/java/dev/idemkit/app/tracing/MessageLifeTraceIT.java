@@ -157,6 +157,54 @@ class MessageLifeTraceIT {
                 .as("a child of the publish").isEqualTo(spans.get(0).getSpanId()));
     }
 
+    /** The payments API: a server span per request, a child of the client's traceparent, with the key's outcome. */
+    @Test
+    void paymentRequestsAreServerSpansCarryingTheIdempotencyKeyOutcome() throws Exception {
+        InMemorySpanExporter exporter = InMemorySpanExporter.create();
+        OpenTelemetrySdk sdk = inMemory(exporter);
+        String schema = TestEnvironment.unique("app_it_trace_http");
+        String clientTrace = "0af7651916cd43dd8448eb211c80319c";
+        try (Assembly assembly = Assembly.start(AppSettings.resolve(Sources.of(Map.of(), TestEnvironment.settings(
+                schema))), new Tracing(sdk));
+                ApiServer api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), new dev.idemkit.app.http
+                        .PaymentsApi(assembly.paymentCharger(), assembly.store().ledger(), ApiKeys.of(Map.of("a",
+                                TestEnvironment.CLIENT_A_KEY)), assembly.metrics(), Map::of,
+                                dev.idemkit.domain.httpkey.KeyPolicy.defaults(), assembly.tracing()))) {
+            String key = UUID.randomUUID().toString();
+            String account = "acc-trace-" + UUID.randomUUID();
+            for (String[] call : new String[][] {{"150.00", "00-" + clientTrace + "-b7ad6b7169203331-01"},
+                    {"150.00", "not a traceparent"}, {"151.00", null}}) {
+                HttpRequest.Builder r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.port()
+                        + "/payments")).header("Authorization", "Bearer " + TestEnvironment.CLIENT_A_KEY)
+                        .header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"amount\": " + call[0] + ", \"currency\": \"BRL\", \"account_id\": \""
+                                        + account + "\"}"));
+                if (call[1] != null) {
+                    r.header("traceparent", call[1]);
+                }
+                HttpClient.newHttpClient().send(r.build(), HttpResponse.BodyHandlers.discarding());
+            }
+            // the payments.created event appended in the request's transaction carries the request's trace
+            try (java.sql.Connection c = TestEnvironment.connect(); java.sql.PreparedStatement ps = c.prepareStatement(
+                    "SELECT headers->>'traceparent' FROM " + schema + ".outbox_messages WHERE headers->>'payment_id'"
+                            + " IS NOT NULL"); java.sql.ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("one payments.created").isTrue();
+                assertThat(rs.getString(1)).startsWith("00-" + clientTrace + "-");
+                assertThat(rs.next()).isFalse();
+            }
+        } finally {
+            TestEnvironment.dropSchema(schema);
+        }
+        List<SpanData> spans = exporter.getFinishedSpanItems().stream().filter(d -> d.getName().equals(
+                "POST /payments")).sorted(Comparator.comparingLong(SpanData::getStartEpochNanos)).toList();
+        sdk.close();
+        assertThat(spans).extracting(d -> d.getAttributes().get(Tracing.KEY_OUTCOME))
+                .containsExactly("executed", "replayed", "mismatch");
+        assertThat(spans).extracting(d -> d.getAttributes().get(Tracing.HTTP_STATUS)).containsExactly(201L, 201L, 422L);
+        assertThat(spans.get(0).getTraceId()).as("the client's trace").isEqualTo(clientTrace);
+        assertThat(spans.get(1).getTraceId()).as("a malformed traceparent starts a new trace").isNotEqualTo(clientTrace);
+    }
+
     /** The SDK exporting to {@code exporter} as each span ends, with W3C propagation. */
     private static OpenTelemetrySdk inMemory(InMemorySpanExporter exporter) {
         return OpenTelemetrySdk.builder()

@@ -1,0 +1,77 @@
+package dev.idemkit.app.tracing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.Subscription;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The publishing side without a broker: which parent a publish span takes, and what the message then carries. */
+class TracingTest {
+    private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
+    private final OpenTelemetrySdk sdk = OpenTelemetrySdk.builder()
+            .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+            .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance())).build();
+    private final List<OutgoingMessage> sent = new ArrayList<>();
+    private final MessageTransport capture = new MessageTransport() {
+        @Override
+        public Subscription subscribe(String queue, DeliveryHandler handler) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void publish(String queue, OutgoingMessage message) {
+            sent.add(message);
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    @Test
+    void anOutboxEventCarryingItsTransactionsTraceIsPublishedAsAChildOfIt() {
+        String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        OutgoingMessage event = OutgoingMessage.of("evt-1", "{}".getBytes(StandardCharsets.UTF_8))
+                .withHeaders(Map.of("traceparent", "00-" + trace + "-00f067aa0ba902b7-01", "payment_id", "p-1"));
+
+        new Tracing(sdk).publishing(capture).publish("payments.created", event);
+
+        SpanData publish = exporter.getFinishedSpanItems().get(0);
+        assertThat(publish.getTraceId()).isEqualTo(trace);
+        assertThat(publish.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
+        assertThat(sent.get(0).headers()).containsEntry("payment_id", "p-1")
+                .containsEntry("traceparent", "00-" + trace + "-" + publish.getSpanId() + "-01");
+    }
+
+    @Test
+    void aPublishWithoutAnyTraceStartsOneAndAMalformedTraceparentIsReplaced() {
+        OutgoingMessage hostile = OutgoingMessage.of("m-1", new byte[0])
+                .withHeaders(Map.of("traceparent", "00-zzzz-not-hex-01"));
+
+        new Tracing(sdk).publishing(capture).publish("q", hostile);
+
+        SpanData publish = exporter.getFinishedSpanItems().get(0);
+        assertThat(publish.getParentSpanContext().isValid()).isFalse();
+        assertThat(sent.get(0).headers().get("traceparent")).startsWith("00-" + publish.getTraceId() + "-"
+                + publish.getSpanId() + "-");
+    }
+
+    @Test
+    void withoutACurrentSpanAnOutboxEventsHeadersAreLeftAlone() {
+        assertThat(Tracing.withCurrentTrace(Map.of("order_id", "o-1"))).isEqualTo(Map.of("order_id", "o-1"));
+    }
+}
