@@ -113,7 +113,8 @@ final class ServeCommand extends AppCommand {
                         kind.consumerName(), alert -> LOG.error("ALERT {}", alert.summary())));
             }
             OperatorConsole console = new OperatorConsole(deadLetters, operators,
-                    settings.deadLetters().alertThreshold(), assembly.clock(), redrivesPerSecond, assembly.tracing());
+                    settings.deadLetters().alertThreshold(), assembly.clock(), redrivesPerSecond, assembly.tracing(),
+                    assembly.store().redriveAudit());
             try {
                 api = ApiServer.start(new InetSocketAddress(settings.http().port()), OperatorConsole.routes(console,
                         new PaymentsApi(assembly.paymentCharger(), assembly.store().ledger(), apiKeys,

@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *       reason required unless {@code dry_run}): what a redrive
  *       would do ({@code dry_run: true}: republish, or skip because the inbox already holds the key, the id is
  *       unusable, or it is older than the dedup window), or does it; recorded in the audit with the operator;
- *   <li>{@code GET /ops/audit}: the redrives and dry runs of this process, newest first.
+ *   <li>{@code GET /ops/audit}: the last 100 redrives and dry runs, newest first, as {@link RedriveAudit} recorded them.
  * </ul>
  * A redrive moves one dead letter at a time (republish, confirmed, then removal from the dead-letter queue) at most
  * {@code redrivesPerSecond}; interrupted anywhere, each message is back in its queue, still in the dead-letter queue,
@@ -73,7 +73,7 @@ public final class OperatorConsole implements HttpHandler {
     private final int alertThreshold;
     private final Clock clock;
     private final double redrivesPerSecond;
-    private final RedriveAudit audit = new RedriveAudit(1000);
+    private final RedriveAudit audit;
     private final Tracing tracing;
     private final Map<String, Object> locks = new java.util.concurrent.ConcurrentHashMap<>();
     /** When the next republish may start (guarded by the queue's lock; one rate for the console). */
@@ -85,13 +85,17 @@ public final class OperatorConsole implements HttpHandler {
      */
     public OperatorConsole(Map<String, DeadLetters> queues, ApiKeys operators, int alertThreshold, Clock clock,
             double redrivesPerSecond) {
-        this(queues, operators, alertThreshold, clock, redrivesPerSecond, Tracing.none());
+        this(queues, operators, alertThreshold, clock, redrivesPerSecond, Tracing.none(), RedriveAudit.inMemory(1000));
     }
 
-    /** With a span per redriven dead letter, in the trace its message carries. */
+    /**
+     * With a span per redriven dead letter, in the trace its message carries, and {@code audit} recording every redrive
+     * and dry run as it goes.
+     */
     public OperatorConsole(Map<String, DeadLetters> queues, ApiKeys operators, int alertThreshold, Clock clock,
-            double redrivesPerSecond, Tracing tracing) {
+            double redrivesPerSecond, Tracing tracing, RedriveAudit audit) {
         this.tracing = Objects.requireNonNull(tracing, "tracing");
+        this.audit = Objects.requireNonNull(audit, "audit");
         this.queues = Map.copyOf(queues);
         this.operators = Objects.requireNonNull(operators, "operators");
         this.alertThreshold = alertThreshold;
@@ -114,9 +118,9 @@ public final class OperatorConsole implements HttpHandler {
         };
     }
 
-    /** The audit of this process's redrives and dry runs, newest first. */
+    /** The newest 100 recorded redrives and dry runs, newest first. */
     public List<RedriveAudit.Entry> audit() {
-        return audit.entries();
+        return audit.entries(100);
     }
 
     @Override
@@ -289,6 +293,7 @@ public final class OperatorConsole implements HttpHandler {
         // dead letter never both find it before either moved it
         List<RedriveResult> results = new ArrayList<>();
         String failure = null;
+        long entry;
         synchronized (lockOf(queue)) {
             List<RedriveResult> plan = dlq.plan(queue, request);
             if (plan.stream().noneMatch(RedriveResult::found)) {
@@ -296,11 +301,17 @@ public final class OperatorConsole implements HttpHandler {
                         + " dead-letter queue of " + queue + " (already redriven, or never there).");
                 return;
             }
+            // recorded before anything moves, each result as it is done: a redrive cut short by a crash is still there
+            entry = audit.begin(clock.now(), operator.value(), approver, reason, queue, dryRun, ids.size());
             if (dryRun) {
                 results.addAll(plan);
+                plan.forEach(r -> audit.result(entry, auditResult(r)));
             } else {
                 try {
-                    rateLimited(dlq, queue, request, results);
+                    rateLimited(dlq, queue, request, r -> {
+                        results.add(r);
+                        audit.result(entry, auditResult(r));
+                    });
                 } catch (RuntimeException e) {
                     // stop at the first failure (a broker in trouble): what moved is reported and audited, the rest
                     // stays in the dead-letter queue; the same request again resumes
@@ -309,14 +320,13 @@ public final class OperatorConsole implements HttpHandler {
                             failure);
                 }
             }
+            audit.finish(entry, failure);
         }
-        RedriveAudit.Entry entry = audit.record(clock.now(), operator.value(), approver, reason, queue, dryRun,
-                results, failure);
         LOG.info("console redrive queue={} operator={} approver={} dry_run={} ids={} republished={}", queue,
                 printable(operator.value()), printable(approver), dryRun, ids.size(), results.stream()
                         .filter(r -> r.action() == RedriveAction.REPUBLISH && r.found()).count());
         ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
-        root.put("queue", queue).put("dry_run", dryRun).put("audit_id", entry.id());
+        root.put("queue", queue).put("dry_run", dryRun).put("audit_id", entry);
         ArrayNode items = root.putArray("results");
         for (RedriveResult r : results) {
             items.addObject().put("id", r.deadLetterId()).put("found", r.found()).put("action", r.action().name())
@@ -336,7 +346,8 @@ public final class OperatorConsole implements HttpHandler {
     }
 
     /** One dead letter at a time, at most {@link #redrivesPerSecond} (no catching up after a stall). */
-    private void rateLimited(DeadLetters dlq, String queue, RedriveRequest request, List<RedriveResult> results) {
+    private void rateLimited(DeadLetters dlq, String queue, RedriveRequest request,
+            java.util.function.Consumer<RedriveResult> results) {
         long spacing = (long) (1_000_000_000L / redrivesPerSecond);
         for (String id : request.deadLetterIds()) {
             long wait = nextRedrive - System.nanoTime();
@@ -352,7 +363,7 @@ public final class OperatorConsole implements HttpHandler {
             RedriveRequest one = new RedriveRequest(List.of(id), request.approval(), request.pastWindow());
             Optional<DeadLetterEntry> entry = dlq.show(queue, id);
             if (entry.isEmpty()) {
-                results.addAll(dlq.redrive(queue, one)); // reported as not found
+                dlq.redrive(queue, one).forEach(results); // reported as not found
                 continue;
             }
             io.opentelemetry.api.trace.Span span = tracing.redrive(queue, entry.get().deadLetter().original(),
@@ -363,23 +374,27 @@ public final class OperatorConsole implements HttpHandler {
             } finally {
                 Tracing.redriven(span, done.isEmpty() ? "failed" : done.get(0).action().name());
             }
-            results.addAll(done);
+            done.forEach(results);
         }
+    }
+
+    private static RedriveAudit.Result auditResult(RedriveResult r) {
+        return new RedriveAudit.Result(r.deadLetterId(), r.found(), r.action().name());
     }
 
     private void auditLog(HttpExchange ex) throws IOException {
         ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
         ArrayNode items = root.putArray("entries");
-        for (RedriveAudit.Entry e : audit.entries()) {
+        for (RedriveAudit.Entry e : audit.entries(100)) {
             ObjectNode n = items.addObject().put("id", e.id()).put("at", e.at().toString()).put("operator", e.operator())
                     .put("approver", e.approver()).put("reason", e.reason()).put("queue", e.queue())
-                    .put("dry_run", e.dryRun());
+                    .put("dry_run", e.dryRun()).put("ids", e.ids()).put("state", e.state());
             if (e.error() != null) {
                 n.put("error", e.error());
             }
             ArrayNode rs = n.putArray("results");
             e.results().forEach(r -> rs.addObject().put("id", r.deadLetterId()).put("found", r.found())
-                    .put("action", r.action().name()));
+                    .put("action", r.action()));
         }
         json(ex, 200, root);
     }

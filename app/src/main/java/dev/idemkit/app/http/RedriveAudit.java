@@ -1,45 +1,85 @@
 package dev.idemkit.app.http;
 
-import dev.idemkit.ports.in.DeadLetters.RedriveResult;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 
 /**
- * The console's redrives and dry runs, newest first, the last {@code capacity} of them, in this process. Each redrive is
- * also logged (operator, approver, reason, counts), and every republished message carries its approval in its headers;
- * this list is what the console shows afterwards. It does not survive a restart.
+ * The console's record of its redrives and dry runs: one is recorded when it starts, each dead letter's result as it
+ * is done, and how it ended; a redrive whose process was killed stays {@code running}, with what it did until then.
+ * {@link #inMemory} keeps the last entries of this process; {@code PostgresRedriveAudit} keeps them in the store.
  */
-public final class RedriveAudit {
-    /** One recorded redrive or dry run. */
-    /** {@code error}: why the redrive stopped before its last dead letter, or null. */
-    public record Entry(long id, Instant at, String operator, String approver, String reason, String queue,
-            boolean dryRun, List<RedriveResult> results, String error) {
+public interface RedriveAudit {
+    /** What was done with one dead letter. */
+    record Result(String deadLetterId, boolean found, String action) {}
+
+    /** One recorded redrive or dry run; {@code state}: running, done or failed ({@code error} says why). */
+    record Entry(long id, Instant at, String operator, String approver, String reason, String queue, boolean dryRun,
+            int ids, List<Result> results, String state, String error) {
         public Entry {
             results = List.copyOf(results);
         }
     }
 
-    private final int capacity;
-    private final Deque<Entry> entries = new ArrayDeque<>();
-    private long next = 1;
+    /** Records the start of a redrive or dry run of {@code ids} dead letters; its id. */
+    long begin(Instant at, String operator, String approver, String reason, String queue, boolean dryRun, int ids);
 
-    public RedriveAudit(int capacity) {
-        this.capacity = capacity;
-    }
+    /** Records one dead letter's result. */
+    void result(long entry, Result result);
 
-    public synchronized Entry record(Instant at, String operator, String approver, String reason, String queue,
-            boolean dryRun, List<RedriveResult> results, String error) {
-        Entry e = new Entry(next++, at, operator, approver, reason, queue, dryRun, results, error);
-        entries.addFirst(e);
-        while (entries.size() > capacity) {
-            entries.removeLast();
-        }
-        return e;
-    }
+    /** Records the end: done when {@code error} is null, else failed. */
+    void finish(long entry, String error);
 
-    public synchronized List<Entry> entries() {
-        return List.copyOf(entries);
+    /** The newest {@code max} entries, newest first. */
+    List<Entry> entries(int max);
+
+    /** The last {@code capacity} entries of this process. */
+    static RedriveAudit inMemory(int capacity) {
+        return new RedriveAudit() {
+            private final Deque<Entry> entries = new ArrayDeque<>();
+            private long next = 1;
+
+            @Override
+            public synchronized long begin(Instant at, String operator, String approver, String reason, String queue,
+                    boolean dryRun, int ids) {
+                entries.addFirst(new Entry(next, at, operator, approver, reason, queue, dryRun, ids, List.of(),
+                        "running", null));
+                while (entries.size() > capacity) {
+                    entries.removeLast();
+                }
+                return next++;
+            }
+
+            @Override
+            public synchronized void result(long entry, Result result) {
+                replace(entry, e -> {
+                    List<Result> rs = new ArrayList<>(e.results());
+                    rs.add(result);
+                    return new Entry(e.id(), e.at(), e.operator(), e.approver(), e.reason(), e.queue(), e.dryRun(),
+                            e.ids(), rs, e.state(), e.error());
+                });
+            }
+
+            @Override
+            public synchronized void finish(long entry, String error) {
+                replace(entry, e -> new Entry(e.id(), e.at(), e.operator(), e.approver(), e.reason(), e.queue(),
+                        e.dryRun(), e.ids(), e.results(), error == null ? "done" : "failed", error));
+            }
+
+            private void replace(long id, java.util.function.UnaryOperator<Entry> change) {
+                List<Entry> all = new ArrayList<>(entries);
+                entries.clear();
+                for (Entry e : all) {
+                    entries.addLast(e.id() == id ? change.apply(e) : e);
+                }
+            }
+
+            @Override
+            public synchronized List<Entry> entries(int max) {
+                return entries.stream().limit(max).toList();
+            }
+        };
     }
 }

@@ -102,6 +102,12 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
                                 Tracing.withCurrentTrace(Map.of("payment_id", p.id())), p.toJson())))));
     }
 
+    /** In the app's schema: a redrive cut short by a crash is still on record after the restart. */
+    @Override
+    public dev.idemkit.app.http.RedriveAudit redriveAudit() {
+        return new dev.idemkit.app.http.PostgresRedriveAudit(db.dataSource());
+    }
+
     @Override
     public Optional<OutboxStore> outbox() {
         return Optional.of(outboxStore);

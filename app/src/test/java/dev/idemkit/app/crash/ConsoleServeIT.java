@@ -165,6 +165,15 @@ class ConsoleServeIT {
                 .until(() -> processed(n) + depth() >= n);
         assertThat(processed(n) + left).as("none lost: processed or still dead-lettered").isGreaterThanOrEqualTo(n);
 
+        // the interrupted redrive is on record (the audit is in the store): started, cut short, what it moved
+        JsonNode cutShort = CanonicalJson.MAPPER.readTree(HTTP.send(HttpRequest.newBuilder(base.resolve("/ops/audit"))
+                .header("Authorization", "Bearer " + OPERATOR_KEY).GET().build(), HttpResponse.BodyHandlers
+                .ofByteArray()).body()).get("entries").get(0);
+        assertThat(cutShort.get("state").asText()).isEqualTo("running");
+        assertThat(cutShort.get("ids").asInt()).isEqualTo(n);
+        assertThat(cutShort.get("approver").asText()).isEqualTo("ana");
+        assertThat(cutShort.get("results").size()).as("recorded as it went").isBetween(before, n - 1);
+
         HttpResponse<byte[]> resumed = HTTP.send(post("/ops/redrive", request),
                 HttpResponse.BodyHandlers.ofByteArray());
         assertThat(resumed.statusCode()).as(new String(resumed.body(), StandardCharsets.UTF_8)).isEqualTo(200);

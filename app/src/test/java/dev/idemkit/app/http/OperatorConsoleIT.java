@@ -58,7 +58,8 @@ class OperatorConsoleIT {
         String consumerName = "console-it-" + prefix;
         consumer = assembly.transport().subscribe(queue, assembly.consumer(consumerName, ConsumerKind.CREDIT_ACCOUNT));
         OperatorConsole console = new OperatorConsole(Map.of(queue, assembly.deadLetters(consumerName, alert -> { })),
-                ApiKeys.of(Map.of("ana", OPERATOR_KEY)), 10, assembly.clock(), 200);
+                ApiKeys.of(Map.of("ana", OPERATOR_KEY)), 10, assembly.clock(), 200,
+                dev.idemkit.app.tracing.Tracing.none(), assembly.store().redriveAudit());
         api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), OperatorConsole.routes(console,
                 ex -> ex.sendResponseHeaders(404, -1)));
         base = URI.create("http://127.0.0.1:" + api.port());
@@ -205,6 +206,8 @@ class OperatorConsoleIT {
         assertThat(audit.get("entries").get(0).get("operator").asText()).isEqualTo("ana");
         assertThat(audit.get("entries").get(0).get("dry_run").asBoolean()).isFalse();
         assertThat(audit.get("entries").get(0).get("reason").asText()).isEqualTo("provider back");
+        assertThat(audit.get("entries").get(0).get("state").asText()).isEqualTo("done");
+        assertThat(audit.get("entries").get(0).get("results")).hasSize(5);
         assertThat(audit.get("entries").get(1).get("dry_run").asBoolean()).isTrue();
         assertThat(audit.get("entries").get(1).get("approver").asText()).isEqualTo("(dry run)");
     }

@@ -111,7 +111,8 @@ class MessageLifeTraceIT {
                         }
                     })));
             OperatorConsole console = new OperatorConsole(Map.of(queue, assembly.deadLetters(consumerName, a -> { })),
-                    ApiKeys.of(Map.of("ana", operatorKey)), 10, assembly.clock(), 100, tracing);
+                    ApiKeys.of(Map.of("ana", operatorKey)), 10, assembly.clock(), 100, tracing,
+                    dev.idemkit.app.http.RedriveAudit.inMemory(10));
             try (ApiServer api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), OperatorConsole.routes(console,
                     ex -> ex.sendResponseHeaders(404, -1)))) {
                 tracing.publishing(assembly.transport()).publish(queue,
