@@ -128,7 +128,11 @@ final class DlqCommand implements Runnable {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
             try (Assembly assembly = assemble(settings())) {
-                var results = deadLetters(assembly).redrive(queue, request);
+                DeadLetters deadLetters = deadLetters(assembly);
+                java.util.List<DeadLetters.RedriveResult> results = new java.util.ArrayList<>();
+                for (String id : request.deadLetterIds()) { // each under a redrive span in its message's trace
+                    results.addAll(assembly.tracing().redriveOne(deadLetters, queue, id, request));
+                }
                 boolean allDone = true;
                 for (var r : results) {
                     out().println(Printable.id(r.deadLetterId()) + ": " + describe(r));

@@ -59,7 +59,7 @@ public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
                 ps.setString(3, new String(CanonicalItems.json(order.items()), java.nio.charset.StandardCharsets.UTF_8));
                 if (ps.executeUpdate() == 1) { // another message for an order already reserved emits nothing
                     outbox.append(work, new OutboxMessage(OrderPlaced.RESERVED_EVENT, order.reservedOrderingKey(),
-                            dev.idemkit.app.tracing.Tracing.withCurrentTrace(java.util.Map.of("order_id",
+                            dev.idemkit.app.tracing.Tracing.withTraceOf(message, java.util.Map.of("order_id",
                                     order.orderId())), order.toJson()));
                 }
             }

@@ -360,20 +360,7 @@ public final class OperatorConsole implements HttpHandler {
                 }
             }
             nextRedrive = Math.max(nextRedrive, System.nanoTime()) + spacing;
-            RedriveRequest one = new RedriveRequest(List.of(id), request.approval(), request.pastWindow());
-            Optional<DeadLetterEntry> entry = dlq.show(queue, id);
-            if (entry.isEmpty()) {
-                dlq.redrive(queue, one).forEach(results); // reported as not found
-                continue;
-            }
-            io.opentelemetry.api.trace.Span span = tracing.redrive(queue, entry.get().deadLetter().original(),
-                    request.approval());
-            List<RedriveResult> done = List.of();
-            try (io.opentelemetry.context.Scope ignored = span.makeCurrent()) {
-                done = dlq.redrive(queue, one);
-            } finally {
-                Tracing.redriven(span, done.isEmpty() ? "failed" : done.get(0).action().name());
-            }
+            List<RedriveResult> done = tracing.redriveOne(dlq, queue, id, request);
             done.forEach(results);
         }
     }

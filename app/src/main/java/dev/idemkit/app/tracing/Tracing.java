@@ -172,6 +172,26 @@ public final class Tracing {
     }
 
     /**
+     * {@code headers} plus the trace an outbox event appended for {@code message} continues: the span current on this
+     * thread (a single-message delivery), else the context {@code message} itself carries (a batched delivery, whose
+     * effect runs on the batch's worker), validated by the W3C propagator; nothing when neither has one.
+     */
+    public static Map<String, String> withTraceOf(Message message, Map<String, String> headers) {
+        if (Span.current().getSpanContext().isValid()) {
+            return withCurrentTrace(headers);
+        }
+        io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator w3c =
+                io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator.getInstance();
+        Context carried = w3c.extract(Context.root(), message.headers(), GETTER);
+        if (!Span.fromContext(carried).getSpanContext().isValid()) {
+            return headers;
+        }
+        Map<String, String> out = new HashMap<>(headers);
+        w3c.inject(carried, out, Map::put);
+        return out;
+    }
+
+    /**
      * {@code transport} whose publishes are producer spans whose context the message carries; a message that already
      * carries one (an outbox event appended in a traced transaction) is published as a child of it.
      */
@@ -245,6 +265,29 @@ public final class Tracing {
             return carrier == null ? null : carrier.getFirst(key);
         }
     };
+
+    /**
+     * Redrives one dead letter of {@code request} under a redrive span in the trace its message carries (none when it is
+     * not found): the console and {@code idemkit dlq redrive} both go through here.
+     */
+    public java.util.List<dev.idemkit.ports.in.DeadLetters.RedriveResult> redriveOne(
+            dev.idemkit.ports.in.DeadLetters deadLetters, String queue, String id,
+            dev.idemkit.domain.deadletter.RedriveRequest request) {
+        dev.idemkit.domain.deadletter.RedriveRequest one = new dev.idemkit.domain.deadletter.RedriveRequest(
+                java.util.List.of(id), request.approval(), request.pastWindow());
+        java.util.Optional<dev.idemkit.ports.out.DeadLetterEntry> entry = deadLetters.show(queue, id);
+        if (entry.isEmpty()) {
+            return deadLetters.redrive(queue, one); // reported as not found
+        }
+        Span span = redrive(queue, entry.get().deadLetter().original(), request.approval());
+        java.util.List<dev.idemkit.ports.in.DeadLetters.RedriveResult> done = java.util.List.of();
+        try (Scope ignored = span.makeCurrent()) {
+            done = deadLetters.redrive(queue, one);
+        } finally {
+            redriven(span, done.isEmpty() ? "failed" : done.get(0).action().name());
+        }
+        return done;
+    }
 
     /** A span for the redrive of one dead letter, in the trace its message carries; ended by the caller. */
     public Span redrive(String queue, Message original, Approval approval) {

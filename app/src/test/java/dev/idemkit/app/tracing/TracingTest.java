@@ -74,4 +74,31 @@ class TracingTest {
     void withoutACurrentSpanAnOutboxEventsHeadersAreLeftAlone() {
         assertThat(Tracing.withCurrentTrace(Map.of("order_id", "o-1"))).isEqualTo(Map.of("order_id", "o-1"));
     }
+
+    /** An event appended in a batch (no current span) continues the trace its message carried; a bogus one is dropped. */
+    @Test
+    void anEventOfABatchedDeliveryCarriesTheTraceOfItsMessage() {
+        String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        dev.idemkit.domain.Message carried = new dev.idemkit.domain.Message("m-1", new byte[0], Map.of("traceparent",
+                "00-" + trace + "-00f067aa0ba902b7-01"), "orders");
+        dev.idemkit.domain.Message bogus = new dev.idemkit.domain.Message("m-2", new byte[0], Map.of("traceparent",
+                "00-" + trace + "-0000000000000000-01"), "orders");
+
+        assertThat(Tracing.withTraceOf(carried, Map.of("order_id", "o-1")))
+                .containsEntry("order_id", "o-1").containsEntry("traceparent", "00-" + trace + "-00f067aa0ba902b7-01");
+        assertThat(Tracing.withTraceOf(bogus, Map.of("order_id", "o-2"))).isEqualTo(Map.of("order_id", "o-2"));
+    }
+
+    @Test
+    void anEventAppendedWhileASpanIsCurrentCarriesThatSpan() {
+        io.opentelemetry.api.trace.Span span = sdk.getTracer("t").spanBuilder("process").startSpan();
+        dev.idemkit.domain.Message carried = new dev.idemkit.domain.Message("m-1", new byte[0], Map.of("traceparent",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), "orders");
+        try (io.opentelemetry.context.Scope ignored = span.makeCurrent()) {
+            assertThat(Tracing.withTraceOf(carried, Map.of()).get("traceparent")).startsWith("00-"
+                    + span.getSpanContext().getTraceId() + "-" + span.getSpanContext().getSpanId() + "-");
+        } finally {
+            span.end();
+        }
+    }
 }
