@@ -7,8 +7,6 @@ import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.Subscription;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,21 +54,13 @@ record Drain(long settled, long acked, double seconds, boolean complete) {
             this.bulk = bulk;
         }
 
-        /** The transport's bulk ack, counting: one counting wrapper per transport group, so groups stay whole. */
+        /** The transport's bulk ack, counting what it acked. */
         @Override
         public Optional<Delivery.BulkAck> bulkAck() {
-            return delegate().bulkAck().map(b -> bulk.computeIfAbsent(b, inner -> deliveries -> {
-                List<Delivery> unwrapped = new ArrayList<>(deliveries.size());
-                for (Delivery d : deliveries) {
-                    unwrapped.add(((Counting) d).delegate());
-                }
-                try {
-                    inner.ackAll(unwrapped);
-                } finally {
-                    acked.addAndGet(unwrapped.size());
-                    settled.addAndGet(unwrapped.size());
-                }
-            }));
+            return observedBulkAck(bulk, batch -> { }, batch -> {
+                acked.addAndGet(batch.size());
+                settled.addAndGet(batch.size());
+            });
         }
 
         @Override

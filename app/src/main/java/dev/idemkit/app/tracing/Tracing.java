@@ -73,6 +73,8 @@ public final class Tracing {
 
     private final String description;
     private final Runnable onClose;
+    /** False for {@link #none()}: the consumer and decision hooks are then not installed at all (no hot-path cost). */
+    private final boolean enabled;
 
     /** On {@code otel} (the caller keeps and closes its SDK). */
     public Tracing(OpenTelemetry otel) {
@@ -85,6 +87,7 @@ public final class Tracing {
         this.propagator = otel.getPropagators().getTextMapPropagator();
         this.description = Objects.requireNonNull(description, "description");
         this.onClose = Objects.requireNonNull(onClose, "onClose");
+        this.enabled = otel != OpenTelemetry.noop();
     }
 
     /** No traces (the OpenTelemetry API's no-op). */
@@ -105,6 +108,9 @@ public final class Tracing {
 
     /** {@code handler} with a consumer span per delivery, current while the handler runs on this thread. */
     public DeliveryHandler consumer(String queue, DeliveryHandler handler) {
+        if (!enabled) {
+            return handler;
+        }
         return delivery -> {
             Message m = delivery.message();
             Span span = tracer.spanBuilder("process " + queue).setSpanKind(SpanKind.CONSUMER)
@@ -134,6 +140,9 @@ public final class Tracing {
 
     /** {@code inner}'s decisions, and each ends its delivery's span with the decision and the store latency. */
     public ConsumerEvents events(ConsumerEvents inner) {
+        if (!enabled) {
+            return inner;
+        }
         return new ConsumerEvents() {
             @Override
             public void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency) {

@@ -47,6 +47,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
@@ -126,6 +127,10 @@ public final class CrashChild {
         }
     }
 
+    /** The transport's bulk-ack groups, observed by the probe (one wrapper per group). */
+    private static final java.util.Map<dev.idemkit.ports.out.Delivery.BulkAck, dev.idemkit.ports.out.Delivery.BulkAck>
+            BULK_GROUPS = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** The delivery handler around the runtime: it records the attempt, and acknowledges through the probe. */
     private static DeliveryHandler handler(DeliveryHandler runtime, boolean brokenAckFirst) {
         // (the runtime is the single-message ConsumerRuntime or, in the batched modes, the BatchingConsumer serve runs)
@@ -149,6 +154,14 @@ public final class CrashChild {
                 public void ack() {
                     CrashProbe.reached(CrashPoint.AFTER_COMMIT_BEFORE_ACK);
                     super.ack();
+                }
+
+                // a batch is acked as serve acks it (RabbitMQ: one multiple ack per channel where safe); the probe
+                // counts each of its deliveries, as for single acks, and a kill lands before any of the batch's acks
+                @Override
+                public Optional<BulkAck> bulkAck() {
+                    return observedBulkAck(BULK_GROUPS, batch -> batch.forEach(
+                            d -> CrashProbe.reached(CrashPoint.AFTER_COMMIT_BEFORE_ACK)), batch -> { });
                 }
             });
         };

@@ -101,4 +101,14 @@ class TracingTest {
             span.end();
         }
     }
+
+    /** Without an SDK nothing is wrapped: the consumer and decision hooks cost the hot path nothing. */
+    @Test
+    void withoutTracingTheHandlersAndEventsAreTheGivenOnes() {
+        dev.idemkit.ports.out.ConsumerEvents events = (c, d, l) -> { };
+        DeliveryHandler handler = d -> { };
+        assertThat(Tracing.none().events(events)).isSameAs(events);
+        assertThat(Tracing.none().consumer("q", handler)).isSameAs(handler);
+        assertThat(new Tracing(sdk).events(events)).isNotSameAs(events);
+    }
 }

@@ -1,5 +1,9 @@
 package dev.idemkit.ports.out;
 
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import java.time.Duration;
@@ -19,6 +23,28 @@ public abstract class ForwardingDelivery implements Delivery {
 
     protected final Delivery delegate() {
         return delegate;
+    }
+
+    /**
+     * The delegate's bulk ack, observed, for a subclass that watches acks (a counter, a crash probe) without costing the
+     * transport its bulk ack: one wrapper per transport group, kept in {@code groups} (one map shared by all the
+     * wrappers of a subscription, so a batch's group stays whole), which runs {@code before} with the batch, acks the
+     * delegates together, then runs {@code after}. Every delivery given to the wrapper must be such a subclass.
+     */
+    protected final Optional<BulkAck> observedBulkAck(Map<BulkAck, BulkAck> groups,
+            Consumer<List<? extends Delivery>> before, Consumer<List<? extends Delivery>> after) {
+        return delegate.bulkAck().map(inner -> groups.computeIfAbsent(inner, i -> deliveries -> {
+            List<Delivery> delegates = new ArrayList<>(deliveries.size());
+            for (Delivery d : deliveries) {
+                delegates.add(((ForwardingDelivery) d).delegate);
+            }
+            before.accept(deliveries);
+            try {
+                i.ackAll(delegates);
+            } finally {
+                after.accept(deliveries);
+            }
+        }));
     }
 
     @Override
