@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -33,6 +34,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -43,7 +45,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What the source document says about exactly-once and Kafka, shown on a real broker and a real PostgreSQL.
  * A transactional consume-transform-produce ({@code sendOffsetsToTransaction}, read by {@code read_committed}) is
- * atomic inside Kafka: a run that dies before its commit (here: aborts) leaves nothing visible and no offset moved,
+ * atomic inside Kafka: a run that dies before its commit (here: its sends acknowledged, then aborted) leaves nothing
+ * visible to {@code read_committed} and no offset moved,
  * and the rerun produces each record once. A PostgreSQL write beside it is not in that transaction ("você volta ao
  * problema do dual write"): the dead run's rows stay and the rerun writes them again. The same write through the
  * inbox, keyed by the record's {@code message_id} in the effect's own transaction, is applied once.
@@ -136,6 +139,7 @@ class KafkaExactlyOnceIT {
             assertThat(batch).hasSize(RECORDS);
             producer.beginTransaction();
             Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
             for (ConsumerRecord<byte[], byte[]> r : batch) {
                 String id = new String(r.headers().lastHeader("message_id").value(), StandardCharsets.UTF_8);
                 if (inbox) {
@@ -147,14 +151,21 @@ class KafkaExactlyOnceIT {
                         c.commit();
                     }
                 }
-                producer.send(new ProducerRecord<>(out, r.key(), r.value()));
+                sent.add(producer.send(new ProducerRecord<>(out, r.key(), r.value())));
                 offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
             }
             producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
             if (commit) {
                 producer.commitTransaction();
             } else {
-                producer.abortTransaction(); // the process died before its commit
+                // The run that "dies" does so after its sends reached the log (each acknowledged, acks=all) and
+                // before its commit. Kafka promises nothing about sends still in the producer's buffer when a
+                // transaction aborts (they may never be written), so the test waits for every acknowledgement
+                // first: then the aborted copies are in the log for certain, and read_committed must hide them.
+                for (Future<RecordMetadata> f : sent) {
+                    f.get(30, TimeUnit.SECONDS);
+                }
+                producer.abortTransaction();
             }
         }
         return outcomes;
