@@ -5,6 +5,7 @@ import jakarta.persistence.EntityManager;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 
@@ -21,12 +22,12 @@ import org.hibernate.SessionFactory;
  * hand-written JDBC consumer would.
  */
 public final class JpaUnitOfWork implements UnitOfWork {
-    private final SessionFactory sessionFactory;
+    private final Supplier<SessionFactory> sessionFactory;
     private final Connection connection;
     private Session session;
     private boolean rollbackOnly;
 
-    JpaUnitOfWork(SessionFactory sessionFactory, Connection connection) {
+    JpaUnitOfWork(Supplier<SessionFactory> sessionFactory, Connection connection) {
         this.sessionFactory = Objects.requireNonNull(sessionFactory, "sessionFactory");
         this.connection = Objects.requireNonNull(connection, "connection");
     }
@@ -37,7 +38,7 @@ public final class JpaUnitOfWork implements UnitOfWork {
      */
     public EntityManager entityManager() {
         if (session == null) {
-            Session s = sessionFactory.withOptions().connection(connection).openSession();
+            Session s = sessionFactory.get().withOptions().connection(connection).openSession();
             // the connection is in a transaction already (auto-commit off): the session's begins on it, and its
             // commit is the connection's
             s.getTransaction().begin();

@@ -25,6 +25,11 @@ import org.slf4j.LoggerFactory;
  * idemkit_schema_history}) applied to the configured schema, and a Hibernate 7 entity manager factory
  * over the caller's entity classes (validated against the schema, or not checked). Owns and closes
  * what it created. Thread-safe.
+ *
+ * <p>With entity classes the factory is built in {@link Builder#start()}, so that a mapping the schema does not
+ * match fails the start. Without any (idemkit's own stores run plain SQL) it is built on first use, by
+ * {@link #entityManagerFactory()} or the first effect that asks for an entity manager: a process that never uses JPA,
+ * such as {@code serve}, does not pay Hibernate's start-up (about 1.5 s here).
  */
 public final class PostgresDatabase implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresDatabase.class);
@@ -35,17 +40,17 @@ public final class PostgresDatabase implements AutoCloseable {
 
     private final DataSource dataSource;
     private final AutoCloseable ownedPool;
-    private final EntityManagerFactory emf;
-    private final SessionFactory sessionFactory;
+    private final java.util.function.Supplier<EntityManagerFactory> factory;
     private final String schema;
     private final PostgresSettings settings;
+    private EntityManagerFactory emf; // guarded by this
+    private boolean closed; // guarded by this
 
-    private PostgresDatabase(DataSource dataSource, AutoCloseable ownedPool, EntityManagerFactory emf,
-            PostgresSettings settings) {
+    private PostgresDatabase(DataSource dataSource, AutoCloseable ownedPool,
+            java.util.function.Supplier<EntityManagerFactory> factory, PostgresSettings settings) {
         this.dataSource = dataSource;
         this.ownedPool = ownedPool;
-        this.emf = emf;
-        this.sessionFactory = emf.unwrap(SessionFactory.class);
+        this.factory = factory;
         this.schema = settings.schema();
         this.settings = settings;
     }
@@ -127,13 +132,25 @@ public final class PostgresDatabase implements AutoCloseable {
         return dataSource;
     }
 
-    public EntityManagerFactory entityManagerFactory() {
+    /** The entity manager factory over the caller's entities; built now if it was not yet (see the class comment). */
+    public synchronized EntityManagerFactory entityManagerFactory() {
+        if (closed) {
+            throw new IllegalStateException("the PostgreSQL database of schema " + schema + " is closed");
+        }
+        if (emf == null) {
+            emf = factory.get();
+        }
         return emf;
+    }
+
+    /** Whether the entity manager factory has been built (it is on first use when there are no entities). */
+    synchronized boolean entityManagerFactoryBuilt() {
+        return emf != null;
     }
 
     /** Hibernate's view of the factory: the stores open a session on their own connection only when asked to. */
     SessionFactory sessionFactory() {
-        return sessionFactory;
+        return entityManagerFactory().unwrap(SessionFactory.class);
     }
 
     public String schema() {
@@ -151,7 +168,14 @@ public final class PostgresDatabase implements AutoCloseable {
 
     @Override
     public void close() {
-        emf.close();
+        EntityManagerFactory built;
+        synchronized (this) {
+            closed = true;
+            built = emf;
+        }
+        if (built != null) {
+            built.close();
+        }
         if (ownedPool != null) {
             try {
                 ownedPool.close();
@@ -209,22 +233,34 @@ public final class PostgresDatabase implements AutoCloseable {
                     // the schema already holds idemkit's tables: the caller's history starts empty at version 0
                     migrate(ds, userMigrations.toArray(String[]::new), "flyway_schema_history");
                 }
-                EntityManagerFactory emf = new HibernatePersistenceConfiguration("idemkit-" + settings.schema())
-                        .managedClasses(entities)
-                        .transactionType(PersistenceUnitTransactionType.RESOURCE_LOCAL)
-                        .property(AvailableSettings.JAKARTA_NON_JTA_DATASOURCE, ds)
-                        .property(AvailableSettings.CONNECTION_PROVIDER_DISABLES_AUTOCOMMIT, true)
-                        .property(AvailableSettings.DEFAULT_SCHEMA, settings.schema())
-                        .schemaToolingAction(check == SchemaCheck.VALIDATE ? Action.VALIDATE : Action.NONE)
-                        .createEntityManagerFactory();
+                List<Class<?>> mapped = List.copyOf(entities);
+                SchemaCheck mappedCheck = check;
+                java.util.function.Supplier<EntityManagerFactory> factory =
+                        () -> entityManagerFactory(settings, ds, mapped, mappedCheck);
+                PostgresDatabase db = new PostgresDatabase(ds, owned, factory, settings);
+                if (!entities.isEmpty()) {
+                    db.entityManagerFactory(); // now: a mapping the schema does not match fails the start
+                }
                 LOG.info("postgres ready: {} entities={} check={}", settings, entities.size(), check);
-                return new PostgresDatabase(ds, owned, emf, settings);
+                return db;
             } catch (RuntimeException e) {
                 if (owned != null) {
                     owned.close();
                 }
                 throw e;
             }
+        }
+
+        private static EntityManagerFactory entityManagerFactory(PostgresSettings settings, DataSource ds,
+                List<Class<?>> entities, SchemaCheck check) {
+            return new HibernatePersistenceConfiguration("idemkit-" + settings.schema())
+                    .managedClasses(entities)
+                    .transactionType(PersistenceUnitTransactionType.RESOURCE_LOCAL)
+                    .property(AvailableSettings.JAKARTA_NON_JTA_DATASOURCE, ds)
+                    .property(AvailableSettings.CONNECTION_PROVIDER_DISABLES_AUTOCOMMIT, true)
+                    .property(AvailableSettings.DEFAULT_SCHEMA, settings.schema())
+                    .schemaToolingAction(check == SchemaCheck.VALIDATE ? Action.VALIDATE : Action.NONE)
+                    .createEntityManagerFactory();
         }
 
         private void migrate(DataSource ds, String location, String table) {

@@ -47,7 +47,7 @@ final class Transactions {
                 c.close();
                 throw e;
             }
-            unit = new JpaUnitOfWork(db.sessionFactory(), c);
+            unit = new JpaUnitOfWork(db::sessionFactory, c);
         } catch (SQLException | PersistenceException e) {
             throw Sql.unavailable(what, e);
         }

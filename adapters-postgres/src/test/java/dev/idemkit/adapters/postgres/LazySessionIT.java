@@ -35,6 +35,25 @@ class LazySessionIT {
     }
 
     @Test
+    void withoutEntitiesHibernateIsStartedOnlyWhenAnEffectFirstAsksForAnEntityManager() {
+        try (PostgresDatabase db = PostgresDatabase.builder(PostgresSettings.fromEnvironment().withSchema(pg.schema())
+                .withPoolSize(2)).start()) {
+            PostgresInboxStore plain = new PostgresInboxStore(db);
+            plain.runOnce(InboxKey.of("lazy-factory", "m-" + UUID.randomUUID()), Fingerprint.of("x"), work -> {
+                work.connection();
+                return null;
+            });
+            assertThat(db.entityManagerFactoryBuilt()).as("after a plain-SQL effect").isFalse();
+            long one = plain.runOnce(InboxKey.of("lazy-factory", "m-" + UUID.randomUUID()), Fingerprint.of("x"),
+                    work -> ((Number) work.entityManager().createNativeQuery("SELECT 1").getSingleResult()).longValue())
+                    .value().orElseThrow();
+            assertThat(one).isOne();
+            assertThat(db.entityManagerFactoryBuilt()).as("after an effect that used the entity manager").isTrue();
+        }
+        assertThat(pg.db().entityManagerFactoryBuilt()).as("with entities: built at start, to validate them").isTrue();
+    }
+
+    @Test
     void anEffectInPlainSqlOpensNoSession() {
         String account = "acc-" + UUID.randomUUID();
         boolean opened = inbox.runOnce(InboxKey.of("lazy", "m-" + UUID.randomUUID()), Fingerprint.of("x"), work -> {
