@@ -1,5 +1,6 @@
 package dev.idemkit.app;
 
+import dev.idemkit.testsupport.TestRabbit;
 import static dev.idemkit.app.CommandLineTest.assertNoStackTrace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -93,7 +94,7 @@ class CommandLineIT {
     @Test
     void serveRefusesAnExistingClassicQueueWhenQuorumQueuesAreWantedExits2NamingQueueArgumentAndBothValues()
             throws Exception {
-        try (TestEnvironment.RabbitVhost vhost = new TestEnvironment.RabbitVhost()) {
+        try (TestRabbit.Vhost vhost = new TestRabbit.Vhost()) {
             // a deployment from before quorum queues: the seed's queues exist as classic ones
             try (dev.idemkit.adapters.rabbit.RabbitMessageTransport classic = new dev.idemkit.adapters.rabbit
                     .RabbitMessageTransport(dev.idemkit.adapters.rabbit.RabbitSettings.defaults()

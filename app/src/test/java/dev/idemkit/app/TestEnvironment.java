@@ -1,14 +1,14 @@
 package dev.idemkit.app;
 
+import dev.idemkit.testsupport.Names;
+import dev.idemkit.testsupport.TestPostgres;
+import dev.idemkit.testsupport.TestRabbit;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.UUID;
 
 /**
  * The local services the app's tests use (PostgreSQL, Redis, RabbitMQ), read from the same environment
@@ -16,11 +16,11 @@ import java.util.UUID;
  * with a test's settings instead of the process environment.
  */
 public final class TestEnvironment {
-    public static final String PG_URL = env("IDEMKIT_PG_URL", "jdbc:postgresql://127.0.0.1:5432/test");
-    public static final String PG_USER = env("IDEMKIT_PG_USER", "postgres");
-    public static final String PG_PASSWORD = env("IDEMKIT_PG_PASSWORD", "");
+    public static final String PG_URL = TestPostgres.URL;
+    public static final String PG_USER = TestPostgres.USER;
+    public static final String PG_PASSWORD = TestPostgres.PASSWORD;
     public static final String REDIS_URL = env("IDEMKIT_REDIS_URL", "redis://127.0.0.1:6379");
-    public static final String RABBIT_URI = env("IDEMKIT_RABBIT_URI", "amqp://guest:guest@127.0.0.1:5672/%2F");
+    public static final String RABBIT_URI = TestRabbit.URI;
     public static final String CLIENT_A_KEY = "key-aaaaaaaa";
     public static final String CLIENT_B_KEY = "key-bbbbbbbb";
 
@@ -31,7 +31,7 @@ public final class TestEnvironment {
 
     /** A fresh lowercase name such as {@code app_it_3f2a9c1d}. */
     public static String unique(String prefix) {
-        return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        return Names.unique(prefix);
     }
 
     /**
@@ -60,63 +60,17 @@ public final class TestEnvironment {
 
     /** Messages ready in a RabbitMQ queue, read with a plain AMQP client (0 when the queue does not exist). */
     public static long rabbitReady(String queue) throws Exception {
-        com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
-        f.setUri(RABBIT_URI);
-        try (com.rabbitmq.client.Connection c = f.newConnection("idemkit-it-counts");
-                com.rabbitmq.client.Channel ch = c.createChannel()) {
-            return ch.queueDeclarePassive(queue).getMessageCount();
-        } catch (java.io.IOException e) {
-            return 0; // not there (404 closes the channel)
-        }
-    }
-
-    /**
-     * A fresh RabbitMQ virtual host on the machine's broker (rabbitmqctl, as root), usable by guest; closing it deletes
-     * it with everything in it. For tests that must use the app's fixed queue names without touching the broker's
-     * own queues.
-     */
-    public static final class RabbitVhost implements AutoCloseable {
-        private final String name = unique("idemkit_it_vhost");
-
-        public RabbitVhost() throws Exception {
-            rabbitmqctl("add_vhost", name);
-            rabbitmqctl("set_permissions", "-p", name, "guest", ".*", ".*", ".*");
-        }
-
-        /** {@link #RABBIT_URI} pointed at this virtual host. */
-        public String uri() {
-            java.net.URI base = java.net.URI.create(RABBIT_URI);
-            return base.getScheme() + "://" + base.getRawUserInfo() + "@" + base.getHost() + ":"
-                    + (base.getPort() > 0 ? base.getPort() : 5672) + "/" + name;
-        }
-
-        @Override
-        public void close() throws Exception {
-            rabbitmqctl("delete_vhost", name);
-        }
-
-        private static void rabbitmqctl(String... args) throws Exception {
-            java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("rabbitmqctl", "-q"));
-            command.addAll(java.util.List.of(args));
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IllegalStateException("rabbitmqctl " + String.join(" ", args) + " failed: " + out);
-            }
+        try (com.rabbitmq.client.Connection c = TestRabbit.rawConnection("idemkit-it-counts")) {
+            return TestRabbit.readyOrZero(c, queue);
         }
     }
 
     public static Connection connect() throws SQLException {
-        return DriverManager.getConnection(PG_URL, PG_USER, PG_PASSWORD);
+        return TestPostgres.connect();
     }
 
-    public static void dropSchema(String schema) throws SQLException {
-        if (!schema.matches("[a-z_][a-z0-9_]*")) {
-            throw new IllegalArgumentException("not a test schema: " + schema);
-        }
-        try (Connection c = connect(); Statement s = c.createStatement()) {
-            s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-        }
+    public static void dropSchema(String schema) {
+        TestPostgres.dropSchema(schema);
     }
 
     /** Runs {@code idemkit args...} in this JVM with {@code env} as its environment. */

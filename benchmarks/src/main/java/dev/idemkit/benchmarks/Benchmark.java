@@ -11,10 +11,8 @@ import dev.idemkit.ports.service.BatchingConsumer;
 import dev.idemkit.ports.service.ConsumerSettings;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -54,9 +52,7 @@ public final class Benchmark {
 
     /** A fresh schema name, {@code idemkit_bench_<random hex>}. */
     public static String newSchema() {
-        byte[] r = new byte[4];
-        new SecureRandom().nextBytes(r);
-        return "idemkit_bench_" + HexFormat.of().formatHex(r);
+        return dev.idemkit.testsupport.Names.unique("idemkit_bench");
     }
 
     /** The configured settings with store postgres, transport rabbit and the benchmark's schema. */

@@ -2,7 +2,7 @@ package dev.idemkit.benchmarks;
 
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.Delivery;
-import dev.idemkit.ports.out.ForwardingDelivery;
+import dev.idemkit.ports.forwarding.ForwardingDelivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.Subscription;

@@ -169,7 +169,7 @@ public final class KafkaBenchmark {
         AtomicLong last = new AtomicLong();
         Subscription s = kafka.subscribe(topic, d -> {
             first.compareAndSet(0, System.nanoTime());
-            handler.onDelivery(new dev.idemkit.ports.out.ForwardingDelivery(d) {
+            handler.onDelivery(new dev.idemkit.ports.forwarding.ForwardingDelivery(d) {
                 @Override
                 public void ack() {
                     super.ack();

@@ -8,7 +8,7 @@ import dev.idemkit.domain.Outcome;
 import dev.idemkit.spring.jpasample.JpaSampleService;
 import dev.idemkit.spring.jpasample.Wallets;
 import java.sql.Connection;
-import java.sql.DriverManager;
+import dev.idemkit.testsupport.TestPostgres;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,13 +30,12 @@ import org.springframework.transaction.UnexpectedRollbackException;
  */
 @SpringBootTest(classes = JpaSampleService.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
 class JpaSampleServiceIT {
-    private static final String SCHEMA = "idemkit_jpa_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String SCHEMA = TestPostgres.uniqueSchema("idemkit_jpa");
     private static final PostgresSettings PG = PostgresSettings.fromEnvironment();
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) throws Exception {
-        try (Connection c = DriverManager.getConnection(PG.url(), PG.user(), PG.password());
-                Statement s = c.createStatement()) {
+        try (Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE SCHEMA " + SCHEMA); // Hibernate creates the wallets table in it at start-up
         }
         String url = PG.url() + (PG.url().contains("?") ? "&" : "?") + "currentSchema=" + SCHEMA;
@@ -49,11 +48,8 @@ class JpaSampleServiceIT {
     }
 
     @AfterAll
-    static void dropSchema() throws Exception {
-        try (Connection c = DriverManager.getConnection(PG.url(), PG.user(), PG.password());
-                Statement s = c.createStatement()) {
-            s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
-        }
+    static void dropSchema() {
+        TestPostgres.dropSchema(SCHEMA);
     }
 
     @Autowired

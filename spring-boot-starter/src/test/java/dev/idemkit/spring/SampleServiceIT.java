@@ -17,7 +17,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.DriverManager;
+import dev.idemkit.testsupport.Names;
+import dev.idemkit.testsupport.TestPostgres;
+import dev.idemkit.testsupport.TestRabbit;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,7 +53,8 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 @SpringBootTest(classes = SampleService.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class SampleServiceIT {
-    private static final String RUN = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String RUN = Names.tag(12);
+    private static final java.net.URI RABBIT = java.net.URI.create(TestRabbit.URI);
     private static final String SCHEMA = "idemkit_spring_" + RUN;
     private static final String QUEUE = "idemkit.spring.credits." + RUN;
     private static final PostgresSettings PG = PostgresSettings.fromEnvironment();
@@ -62,8 +65,8 @@ class SampleServiceIT {
         registry.add("spring.datasource.url", () -> url);
         registry.add("spring.datasource.username", PG::user);
         registry.add("spring.datasource.password", PG::password);
-        registry.add("spring.rabbitmq.host", () -> env("IDEMKIT_RABBIT_HOST", "127.0.0.1"));
-        registry.add("spring.rabbitmq.port", () -> env("IDEMKIT_RABBIT_PORT", "5672"));
+        registry.add("spring.rabbitmq.host", RABBIT::getHost);
+        registry.add("spring.rabbitmq.port", () -> RABBIT.getPort() > 0 ? RABBIT.getPort() : 5672);
         registry.add("spring.rabbitmq.listener.simple.concurrency", () -> "4");
         registry.add("sample.queue", () -> QUEUE);
         registry.add("idemkit.postgres.schema", () -> SCHEMA);
@@ -79,11 +82,6 @@ class SampleServiceIT {
         registry.add("spring.autoconfigure.exclude", () -> "org.springframework.boot.hibernate.autoconfigure"
                 + ".HibernateJpaAutoConfiguration,org.springframework.boot.data.jpa.autoconfigure"
                 + ".DataJpaRepositoriesAutoConfiguration");
-    }
-
-    private static String env(String name, String fallback) {
-        String v = System.getenv(name);
-        return v == null || v.isBlank() ? fallback : v;
     }
 
     @Autowired
@@ -268,14 +266,8 @@ class SampleServiceIT {
 
     @AfterAll
     static void dropSchemaAndQueues() throws Exception {
-        try (Connection c = DriverManager.getConnection(PG.url(), PG.user(), PG.password());
-                Statement s = c.createStatement()) {
-            s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
-        }
-        com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
-        f.setHost(env("IDEMKIT_RABBIT_HOST", "127.0.0.1"));
-        f.setPort(Integer.parseInt(env("IDEMKIT_RABBIT_PORT", "5672")));
-        try (com.rabbitmq.client.Connection c = f.newConnection(); com.rabbitmq.client.Channel ch = c.createChannel()) {
+        TestPostgres.dropSchema(SCHEMA);
+        try (com.rabbitmq.client.Connection c = TestRabbit.rawConnection("idemkit-it-spring-cleanup"); com.rabbitmq.client.Channel ch = c.createChannel()) {
             ch.queueDelete(QUEUE);
             ch.queueDelete(QUEUE + ".dlq");
         }

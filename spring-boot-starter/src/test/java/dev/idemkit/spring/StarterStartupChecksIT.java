@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.adapters.postgres.PostgresSettings;
 import java.sql.Connection;
-import java.sql.DriverManager;
+import dev.idemkit.testsupport.TestPostgres;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Set;
@@ -27,7 +27,7 @@ class StarterStartupChecksIT {
 
     @Test
     void idemkitsTablesOutsideTheSearchPathStopTheStartWithAClearError() throws Exception {
-        String schema = "idemkit_elsewhere_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        String schema = TestPostgres.uniqueSchema("idemkit_elsewhere");
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setURL(PG.url()); // search path: "$user", public; the tables go to another schema
         ds.setUser(PG.user());
@@ -42,10 +42,7 @@ class StarterStartupChecksIT {
                                 .hasMessageContaining("currentSchema=" + schema);
                     });
         } finally {
-            try (Connection c = DriverManager.getConnection(PG.url(), PG.user(), PG.password());
-                    Statement s = c.createStatement()) {
-                s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            }
+            TestPostgres.dropSchema(schema);
         }
     }
 

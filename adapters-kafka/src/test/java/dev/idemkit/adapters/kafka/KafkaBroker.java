@@ -1,20 +1,16 @@
 package dev.idemkit.adapters.kafka;
 
+import dev.idemkit.testsupport.Processes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.kafka.common.Uuid;
 
 /**
@@ -57,7 +53,7 @@ public final class KafkaBroker implements AutoCloseable {
     public static KafkaBroker create() {
         try {
             Path dir = Files.createTempDirectory("idemkit-kafka-");
-            KafkaBroker b = new KafkaBroker(dir, freePort(), freePort(), readClasspath());
+            KafkaBroker b = new KafkaBroker(dir, Processes.freePort(), Processes.freePort(), readClasspath());
             b.format();
             return b;
         } catch (IOException e) {
@@ -145,7 +141,7 @@ public final class KafkaBroker implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (!accepts(port)) {
+        while (!Processes.accepts(port)) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("the Kafka broker exited at start; see " + dir.resolve("broker.log"));
             }
@@ -172,11 +168,7 @@ public final class KafkaBroker implements AutoCloseable {
     @Override
     public synchronized void close() {
         kill();
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // a temp dir left behind is harmless
-        }
+        Processes.deleteTree(dir);
     }
 
     private Path log4j() throws IOException {
@@ -208,21 +200,6 @@ public final class KafkaBroker implements AutoCloseable {
 
     private static String java() {
         return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
-    private static boolean accepts(int port) {
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 500);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     private static void pause(long millis) {

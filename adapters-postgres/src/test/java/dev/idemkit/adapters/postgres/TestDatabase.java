@@ -1,13 +1,12 @@
 package dev.idemkit.adapters.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idemkit.testsupport.TestPostgres;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.UUID;
 
 /**
  * One test class's PostgreSQL: a fresh schema {@code idemkit_test_<random>} with idemkit's and the
@@ -42,7 +41,7 @@ final class TestDatabase implements AutoCloseable {
     }
 
     static TestDatabase start(int poolSize) {
-        String schema = "idemkit_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        String schema = TestPostgres.uniqueSchema("idemkit_test");
         return new TestDatabase(PostgresSettings.fromEnvironment().withSchema(schema).withPoolSize(poolSize));
     }
 
@@ -98,11 +97,6 @@ final class TestDatabase implements AutoCloseable {
     }
 
     private void dropSchema() {
-        try (Connection c = DriverManager.getConnection(settings.url(), settings.user(), settings.password());
-                Statement s = c.createStatement()) {
-            s.execute("DROP SCHEMA IF EXISTS " + Identifiers.quote(settings.schema()) + " CASCADE");
-        } catch (SQLException e) {
-            throw new IllegalStateException("could not drop test schema " + settings.schema(), e);
-        }
+        TestPostgres.dropSchema(settings.schema());
     }
 }

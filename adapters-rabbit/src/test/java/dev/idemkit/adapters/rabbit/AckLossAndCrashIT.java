@@ -8,7 +8,7 @@ import dev.idemkit.ports.memory.InMemoryCounter;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents.Decision;
 import dev.idemkit.ports.out.Delivery;
-import dev.idemkit.ports.out.ForwardingDelivery;
+import dev.idemkit.ports.forwarding.ForwardingDelivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;

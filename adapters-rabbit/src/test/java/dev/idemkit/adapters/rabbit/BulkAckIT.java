@@ -118,7 +118,7 @@ class BulkAckIT extends RabbitITBase {
     void aForeignDeliveryInTheBatchIsRefusedBeforeAnyIsClaimedSoTheyCanStillBeAcked() throws Exception {
         String queue = queue("bulk-ack-foreign");
         List<Delivery> got = receive(queue, 4, 1);
-        Delivery foreign = new dev.idemkit.ports.out.ForwardingDelivery(got.get(2)) {
+        Delivery foreign = new dev.idemkit.ports.forwarding.ForwardingDelivery(got.get(2)) {
             @Override
             public java.util.Optional<Delivery.BulkAck> bulkAck() {
                 return got.get(2).bulkAck(); // the mistake Delivery#bulkAck warns about: passing it on unchanged

@@ -3,7 +3,7 @@ package dev.idemkit.adapters.rabbit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.idemkit.adapters.rabbit.RabbitFixtures.BrokerQueue;
+import dev.idemkit.testsupport.TestRabbit.BrokerQueue;
 import dev.idemkit.adapters.rabbit.RabbitSettings.QueueType;
 import dev.idemkit.ports.contract.Eventually;
 import dev.idemkit.ports.out.Clock;

@@ -1,18 +1,17 @@
 package dev.idemkit.adapters.redis;
 
+import dev.idemkit.testsupport.Processes;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -31,7 +30,7 @@ final class LocalRedisCluster implements AutoCloseable {
     }
 
     static LocalRedisCluster start() throws Exception {
-        Assumptions.assumeTrue(onPath("redis-server") && onPath("redis-cli"),
+        Assumptions.assumeTrue(Processes.onPath("redis-server") && Processes.onPath("redis-cli"),
                 "redis-server and redis-cli are needed on the PATH to start a local Redis Cluster");
         LocalRedisCluster cluster = new LocalRedisCluster();
         try {
@@ -138,10 +137,6 @@ final class LocalRedisCluster implements AutoCloseable {
         return out;
     }
 
-    private static boolean onPath(String program) {
-        return Stream.of(System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator))
-                .anyMatch(d -> Files.isExecutable(Path.of(d, program)));
-    }
 
     /** A port whose cluster bus port (+10000) is free too. */
     private static int freePortWithFreeBus() throws IOException {
@@ -171,10 +166,6 @@ final class LocalRedisCluster implements AutoCloseable {
                 p.destroyForcibly();
             }
         }
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-        } catch (IOException e) {
-            // a temporary directory left behind is harmless
-        }
+        Processes.deleteTree(dir);
     }
 }

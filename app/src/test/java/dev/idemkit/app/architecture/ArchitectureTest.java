@@ -49,6 +49,8 @@ class ArchitectureTest {
         production = new ClassFileImporter()
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .withImportOption(location -> !location.contains("-tests.jar"))
+                // the shared test fixtures (module test-support, test scope only) are not production code
+                .withImportOption(location -> !location.contains("/dev/idemkit/testsupport/"))
                 .importPackages(ROOT);
     }
 

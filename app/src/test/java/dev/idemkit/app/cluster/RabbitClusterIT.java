@@ -1,5 +1,6 @@
 package dev.idemkit.app.cluster;
 
+import dev.idemkit.testsupport.RabbitCluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

@@ -1,5 +1,6 @@
 package dev.idemkit.app.cluster;
 
+import dev.idemkit.testsupport.RabbitCluster;
 import org.junit.jupiter.api.Tag;
 
 /**

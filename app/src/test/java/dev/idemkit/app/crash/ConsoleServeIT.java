@@ -1,5 +1,7 @@
 package dev.idemkit.app.crash;
 
+import dev.idemkit.testsupport.ChildJvm;
+import dev.idemkit.testsupport.TestRabbit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -54,13 +56,13 @@ class ConsoleServeIT {
     private final String schema = TestEnvironment.unique("app_it_console_serve");
     private final String prefix = UUID.randomUUID().toString().substring(0, 8);
     private final String accounts = "acc-cs-" + prefix;
-    private TestEnvironment.RabbitVhost vhost;
-    private ChildProcess serve;
+    private TestRabbit.Vhost vhost;
+    private ChildJvm serve;
     private URI base;
 
     @BeforeEach
     void vhost() throws Exception {
-        vhost = new TestEnvironment.RabbitVhost();
+        vhost = new TestRabbit.Vhost();
     }
 
     @AfterEach
@@ -151,7 +153,7 @@ class ConsoleServeIT {
                 HttpResponse.BodyHandlers.ofByteArray());
         Awaitility.await("some redriven and processed").atMost(Duration.ofSeconds(30))
                 .until(() -> processed(n) >= 3);
-        assertThat(serve.kill()).isEqualTo(ChildProcess.SIGKILLED);
+        assertThat(serve.kill()).isEqualTo(ChildJvm.SIGKILLED);
         assertThat(cut).failsWithin(Duration.ofSeconds(10)); // the answer never came
         int before = processed(n);
         assertThat(before).as("killed mid-way").isBetween(3, n - 1);
@@ -192,7 +194,7 @@ class ConsoleServeIT {
         Map<String, String> env = new HashMap<>(TestEnvironment.settings(schema, "IDEMKIT_RABBIT_URI", vhost.uri(),
                 "IDEMKIT_OPERATOR_KEYS", "ana=" + OPERATOR_KEY, "IDEMKIT_HTTP_PORT", "0",
                 "IDEMKIT_RABBIT_QUEUE_TYPE", "classic"));
-        serve = ChildProcess.start("dev.idemkit.app.Idemkit", List.of("serve", "--redrive-rate",
+        serve = CrashJvms.start("dev.idemkit.app.Idemkit", List.of("serve", "--redrive-rate",
                 Double.toString(redriveRate)), Map.of(), env, "console-serve-" + log);
         String line = serve.awaitLine("idemkit HTTP on ", Duration.ofSeconds(90)).orElseThrow(() ->
                 new IllegalStateException("serve did not start; log: " + serve.log()));

@@ -29,7 +29,7 @@ import dev.idemkit.ports.out.DeadLetterEntry;
 import dev.idemkit.ports.out.DeadLetterQueue;
 import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.DeliveryHandler;
-import dev.idemkit.ports.out.ForwardingDelivery;
+import dev.idemkit.ports.forwarding.ForwardingDelivery;
 import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.Subscription;

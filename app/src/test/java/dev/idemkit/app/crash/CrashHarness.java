@@ -1,5 +1,8 @@
 package dev.idemkit.app.crash;
 
+import dev.idemkit.testsupport.ChildJvm;
+import dev.idemkit.testsupport.TestPostgres;
+import dev.idemkit.testsupport.TestRabbit;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
 import dev.idemkit.adapters.postgres.PostgresSettings;
 import dev.idemkit.adapters.kafka.KafkaBroker;
@@ -190,7 +193,7 @@ final class CrashHarness implements AutoCloseable {
             long deadline = System.nanoTime() + DRAIN.toNanos();
             int round = 0;
             do {
-                try (ChildProcess redrive = child(queue, consumer, "redrive", null, 0, 0, run, "redrive-" + round++)) {
+                try (ChildJvm redrive = child(queue, consumer, "redrive", null, 0, 0, run, "redrive-" + round++)) {
                     redrive.awaitExit(READY);
                 }
             } while (dlq.depth(queue) > 0 && System.nanoTime() < deadline && sleep(1000));
@@ -236,7 +239,7 @@ final class CrashHarness implements AutoCloseable {
         }
         int exits = 0;
         while (!deadLetterIds(queue).contains(poison) && exits <= limit + 2) {
-            try (ChildProcess child = child(queue, consumer, "consume", null, 0, 0, run, "exit-" + exits)) {
+            try (ChildJvm child = child(queue, consumer, "consume", null, 0, 0, run, "exit-" + exits)) {
                 if (child.awaitLine("READY", READY).isEmpty() && child.alive()) {
                     problems.add("child " + exits + " never became ready");
                     break;
@@ -314,7 +317,7 @@ final class CrashHarness implements AutoCloseable {
     /** A healthy child until every one of {@code ids} is processed or dead-lettered and the queue is empty. */
     private void drainQuietly(String queue, String consumer, int run, List<String> ids, List<String> problems)
             throws Exception {
-        try (ChildProcess child = child(queue, consumer, "consume", null, 0, 0, run, "drain")) {
+        try (ChildJvm child = child(queue, consumer, "consume", null, 0, 0, run, "drain")) {
             if (child.awaitLine("READY", READY).isEmpty()) {
                 problems.add("the draining child never became ready; log " + child.log());
                 return;
@@ -355,7 +358,7 @@ final class CrashHarness implements AutoCloseable {
     /** Starts a child armed at {@code point}/{@code hit}; SIGKILLs it when it stops there. @return whether it did */
     private boolean killAt(CrashPoint point, int hit, String queue, String consumer, String mode, int run, int k,
             List<String> problems) throws Exception {
-        try (ChildProcess child = child(queue, consumer, mode, point, hit, 0, run, "kill-" + k)) {
+        try (ChildJvm child = child(queue, consumer, mode, point, hit, 0, run, "kill-" + k)) {
             Optional<String> reached = child.awaitLine("CRASH-POINT", REACH);
             if (reached.isEmpty()) {
                 if (k == 0) {
@@ -365,8 +368,8 @@ final class CrashHarness implements AutoCloseable {
                 return false;
             }
             int status = child.kill();
-            if (status != ChildProcess.SIGKILLED) {
-                problems.add("kill " + k + " ended with status " + status + ", not SIGKILL's " + ChildProcess.SIGKILLED);
+            if (status != ChildJvm.SIGKILLED) {
+                problems.add("kill " + k + " ended with status " + status + ", not SIGKILL's " + ChildJvm.SIGKILLED);
             }
             return true;
         }
@@ -375,7 +378,7 @@ final class CrashHarness implements AutoCloseable {
     /** SIGTERM once the child is busy, then SIGKILL while it closes. @return whether the kill landed before it stopped */
     private boolean killDuringShutdown(String queue, String consumer, String mode, int run, int k, Random random,
             List<String> problems) throws Exception {
-        try (ChildProcess child = child(queue, consumer, mode, null, 0, 400, run, "shutdown-" + k)) {
+        try (ChildJvm child = child(queue, consumer, mode, null, 0, 400, run, "shutdown-" + k)) {
             if (child.awaitLine("READY", READY).isEmpty()) {
                 problems.add("child did not start; log " + child.log());
                 return false;
@@ -401,7 +404,7 @@ final class CrashHarness implements AutoCloseable {
     /** Runs a healthy child until {@code expected} holds and the work queue is empty, then stops it with SIGTERM. */
     private void drain(String queue, String consumer, int run, String mode, Map<String, Integer> expected,
             List<String> problems, String name) throws Exception {
-        try (ChildProcess child = child(queue, consumer, mode, null, 0, 0, run, name)) {
+        try (ChildJvm child = child(queue, consumer, mode, null, 0, 0, run, name)) {
             if (child.awaitLine("READY", READY).isEmpty()) {
                 problems.add(name + ": child did not start; log " + child.log());
                 return;
@@ -495,7 +498,7 @@ final class CrashHarness implements AutoCloseable {
         for (String id : expected.keySet()) {
             transport.publish(queue, OutgoingMessage.of(id, ("{\"id\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8)));
         }
-        try (ChildProcess child = child(queue, consumer, "consume", null, 0, 5, run, name)) {
+        try (ChildJvm child = child(queue, consumer, "consume", null, 0, 5, run, name)) {
             if (child.awaitLine("READY", READY).isEmpty()) {
                 problems.add(name + ": child did not start; log " + child.log());
             } else {
@@ -562,7 +565,7 @@ final class CrashHarness implements AutoCloseable {
         return (int) expected.values().stream().filter(n -> n == 0).count();
     }
 
-    private ChildProcess child(String queue, String consumer, String mode, CrashPoint point, int hit, long effectMillis,
+    private ChildJvm child(String queue, String consumer, String mode, CrashPoint point, int hit, long effectMillis,
             int run, String name) throws IOException {
         Map<String, String> p = new LinkedHashMap<>();
         p.put("idemkit.crash.combination", combination.name());
@@ -585,7 +588,7 @@ final class CrashHarness implements AutoCloseable {
         if (kafka != null) {
             p.put("idemkit.crash.kafka", KafkaBroker.shared().bootstrapServers());
         }
-        return ChildProcess.start(CrashChild.class.getName(), p, childEnv,
+        return CrashJvms.start(CrashChild.class.getName(), p, childEnv,
                 combination + "-" + (point == null ? "none" : point) + "-" + tag + "-" + run + "-" + name);
     }
 
@@ -649,13 +652,7 @@ final class CrashHarness implements AutoCloseable {
 
     /** Ready messages of a RabbitMQ queue, 0 when it does not exist. */
     private long ready(String queue) throws IOException {
-        try (Channel ch = amqp.createChannel()) {
-            return ch.queueDeclarePassive(queue).getMessageCount();
-        } catch (IOException e) {
-            return 0; // not there (404 closes the channel)
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new IOException(e);
-        }
+        return TestRabbit.readyOrZero(amqp, queue);
     }
 
     /** The message ids in the DLQ of {@code queue}, one entry per dead letter. */
@@ -733,7 +730,7 @@ final class CrashHarness implements AutoCloseable {
         }
         if (db != null) {
             db.close();
-            TestEnvironment.dropSchema(schema);
+            TestPostgres.dropSchema(schema);
         }
         if (redis != null) {
             redis.getKeys().deleteByPattern(redisPrefix + ":*");

@@ -2,6 +2,9 @@ package dev.idemkit.app.crash;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.testsupport.PrivateRedis;
+import dev.idemkit.testsupport.Processes;
+import dev.idemkit.testsupport.TestRabbit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -29,7 +32,7 @@ class EngineFaultsIT {
         try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
             java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
             CrashHarness.Report r = harness.runWithFault("rabbit-close-connections", 400, List.of(40, 200),
-                    () -> closed.addAndGet(closeConnections(harness.connectionPrefix())));
+                    () -> closed.addAndGet(TestRabbit.closeConnections(harness.connectionPrefix(), java.time.Duration.ofSeconds(15))));
             REPORTS.add(r);
             assertThat(closed).as("connections the broker closed").hasPositiveValue();
             assertThat(r.exact()).as(r.toString()).isTrue();
@@ -45,7 +48,7 @@ class EngineFaultsIT {
             REPORTS.add(r);
             assertThat(r.exact()).as(r.toString()).isTrue();
         } finally {
-            awaitPort(5432);
+            Processes.awaitPort(5432, java.time.Duration.ofSeconds(60));
         }
     }
 
@@ -66,56 +69,13 @@ class EngineFaultsIT {
         REPORTS.forEach(r -> System.out.println("engine-faults " + r));
     }
 
-    /**
-     * Force-closes, from the broker's side, every connection whose client-provided name starts with {@code prefix},
-     * waiting (up to 15 s) for them to be there (after an earlier close they are recovering).
-     */
-    static int closeConnections(String prefix) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(15).toNanos();
-        while (true) {
-            List<String> pids = new ArrayList<>();
-            for (String line : run("rabbitmqctl", "-q", "list_connections", "pid", "client_properties").split("\n")) {
-                if (line.contains("\"" + prefix)) {
-                    pids.add(line.trim().split("\\s+")[0]);
-                }
-            }
-            if (!pids.isEmpty() || System.nanoTime() > deadline) {
-                for (String pid : pids) {
-                    run("rabbitmqctl", "-q", "close_connection", pid, "idemkit test: broker closed");
-                }
-                return pids.size();
-            }
-            Thread.sleep(200);
-        }
-    }
-
     /** {@code pg_ctlcluster <version> main restart}: the machine's PostgreSQL, which keeps its data on disk. */
     static void restartPostgres() throws IOException, InterruptedException {
         String version;
         try (var versions = Files.list(Path.of("/etc/postgresql"))) {
             version = versions.map(p -> p.getFileName().toString()).sorted().reduce((a, b) -> b).orElseThrow();
         }
-        run("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart");
-        awaitPort(5432);
-    }
-
-    static String run(String... command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IOException(String.join(" ", command) + " failed: " + out);
-        }
-        return out;
-    }
-
-    static void awaitPort(int port) throws InterruptedException {
-        for (int i = 0; i < 600; i++) {
-            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
-                return;
-            } catch (IOException e) {
-                Thread.sleep(100);
-            }
-        }
-        throw new IllegalStateException("nothing answers on port " + port + " after 60 s");
+        Processes.run("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart");
+        Processes.awaitPort(5432, java.time.Duration.ofSeconds(60));
     }
 }

@@ -1,5 +1,6 @@
 package dev.idemkit.app.crash;
 
+import dev.idemkit.testsupport.ChildJvm;
 import dev.idemkit.adapters.postgres.JpaUnitOfWork;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
 import dev.idemkit.adapters.postgres.PostgresInboxStore;
@@ -149,7 +150,7 @@ final class OutboxCrashHarness implements AutoCloseable {
 
     private boolean killAt(CrashPoint point, int hit, String mode, int run, int k, List<String> problems)
             throws Exception {
-        try (ChildProcess child = child(point, hit, mode, run, "kill-" + k)) {
+        try (ChildJvm child = child(point, hit, mode, run, "kill-" + k)) {
             Optional<String> reached = child.awaitLine("CRASH-POINT", REACH);
             if (reached.isEmpty()) {
                 if (k == 0) {
@@ -159,8 +160,8 @@ final class OutboxCrashHarness implements AutoCloseable {
                 return false;
             }
             int status = child.kill();
-            if (status != ChildProcess.SIGKILLED) {
-                problems.add("kill " + k + " ended with status " + status + ", not SIGKILL's " + ChildProcess.SIGKILLED);
+            if (status != ChildJvm.SIGKILLED) {
+                problems.add("kill " + k + " ended with status " + status + ", not SIGKILL's " + ChildJvm.SIGKILLED);
             }
             return true;
         }
@@ -168,7 +169,7 @@ final class OutboxCrashHarness implements AutoCloseable {
 
     /** A healthy relay until every row is sent and every id has its effect downstream (or the bound runs out). */
     private void drain(int run, String consumer, List<String> ids, List<String> problems) throws Exception {
-        try (ChildProcess child = child(null, 0, "relay", run, "drain")) {
+        try (ChildJvm child = child(null, 0, "relay", run, "drain")) {
             if (child.awaitLine("READY", READY).isEmpty()) {
                 problems.add("the draining relay did not start; log " + child.log());
                 return;
@@ -195,14 +196,14 @@ final class OutboxCrashHarness implements AutoCloseable {
         }
     }
 
-    private ChildProcess child(CrashPoint point, int hit, String mode, int run, String name) throws java.io.IOException {
+    private ChildJvm child(CrashPoint point, int hit, String mode, int run, String name) throws java.io.IOException {
         Map<String, String> p = new LinkedHashMap<>();
         p.put("idemkit.crash.schema", schema);
         p.put("idemkit.crash.mode", mode);
         p.put("idemkit.crash.point", point == null ? "NONE" : point.name());
         p.put("idemkit.crash.hit", Integer.toString(hit));
         p.put("idemkit.crash.connection", "idemkit-it-outbox-crash-" + tag + "-" + run);
-        return ChildProcess.start(OutboxRelayChild.class.getName(), p, Map.of(),
+        return CrashJvms.start(OutboxRelayChild.class.getName(), p, Map.of(),
                 "outbox-" + (point == null ? "none" : point) + "-" + tag + "-" + run + "-" + name);
     }
 

@@ -8,7 +8,7 @@ import dev.idemkit.adapters.rabbit.RabbitSettings;
 import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.MessageTransport;
-import dev.idemkit.ports.out.ForwardingOutboxStore;
+import dev.idemkit.ports.forwarding.ForwardingOutboxStore;
 import dev.idemkit.ports.out.OutboxEvents;
 import dev.idemkit.ports.out.OutboxRow;
 import dev.idemkit.ports.out.OutboxStore;

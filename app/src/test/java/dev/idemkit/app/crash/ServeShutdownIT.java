@@ -1,5 +1,6 @@
 package dev.idemkit.app.crash;
 
+import dev.idemkit.testsupport.ChildJvm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.adapters.sqs.SqsMessageTransport;
@@ -37,7 +38,7 @@ class ServeShutdownIT {
                     "IDEMKIT_SQS_ENDPOINT", endpoint.toString(), "IDEMKIT_HTTP_PORT", "0");
             int n = 400;
             try (SqsMessageTransport sqs = new SqsMessageTransport(SqsSettings.local(endpoint));
-                    ChildProcess serve = ChildProcess.start(Idemkit.class.getName(), List.of("serve"), Map.of(), env,
+                    ChildJvm serve = CrashJvms.start(Idemkit.class.getName(), List.of("serve"), Map.of(), env,
                             "serve-shutdown-" + schema)) {
                 assertThat(serve.awaitLine("idemkit consuming", Duration.ofSeconds(90))).as("serve started; log %s",
                         serve.log()).hasValueSatisfying(line -> assertThat(line).as("batched by default")

@@ -14,7 +14,7 @@ import dev.idemkit.adapters.postgres.PostgresSettings;
 import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
 import dev.idemkit.adapters.rabbit.RabbitSettings;
 import dev.idemkit.app.TestEnvironment;
-import dev.idemkit.app.cluster.RabbitCluster;
+import dev.idemkit.testsupport.RabbitCluster;
 import dev.idemkit.domain.retry.Backoff;
 import dev.idemkit.domain.retry.FailureClassifier;
 import dev.idemkit.domain.retry.Jitter;

@@ -336,7 +336,7 @@ public final class OutboxBenchmark {
     }
 
     /** The shipped store without its LISTEN: waits the poll interval between empty passes, as a polling relay does. */
-    private static final class Polling extends dev.idemkit.ports.out.ForwardingOutboxStore {
+    private static final class Polling extends dev.idemkit.ports.forwarding.ForwardingOutboxStore {
         Polling(OutboxStore store) {
             super(store);
         }

@@ -3,7 +3,7 @@ package dev.idemkit.ports.broken;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.memory.InMemoryMessageTransport;
 import dev.idemkit.ports.out.Delivery;
-import dev.idemkit.ports.out.ForwardingDelivery;
+import dev.idemkit.ports.forwarding.ForwardingDelivery;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;

@@ -6,6 +6,8 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.platform.engine.support.descriptor.MethodSource;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.junit.platform.testkit.engine.Events;
@@ -14,6 +16,8 @@ import org.junit.platform.testkit.engine.Events;
  * Proves the contract suites bite: each runs, through the JUnit Platform test kit, against a
  * deliberately broken implementation, and exactly the tests that should catch the defect fail.
  */
+// each test runs a whole broken suite that mostly waits out its patience; the suites share nothing
+@Execution(ExecutionMode.CONCURRENT)
 class ContractSuitesBiteTest {
 
     @Test

@@ -3,7 +3,7 @@ package dev.idemkit.ports.broken;
 import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
-import dev.idemkit.ports.memory.ForwardingIdempotencyRecords;
+import dev.idemkit.ports.forwarding.ForwardingIdempotencyRecords;
 import dev.idemkit.ports.memory.InMemoryIdempotencyRecords;
 import java.time.Duration;
 import java.util.Optional;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.domain.Message;
 import dev.idemkit.ports.out.Delivery;
-import dev.idemkit.ports.out.ForwardingDelivery;
+import dev.idemkit.ports.forwarding.ForwardingDelivery;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

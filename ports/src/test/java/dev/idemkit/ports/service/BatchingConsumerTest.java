@@ -22,7 +22,7 @@ import dev.idemkit.ports.out.DeadLetterEntry;
 import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.Effect;
-import dev.idemkit.ports.out.ForwardingDelivery;
+import dev.idemkit.ports.forwarding.ForwardingDelivery;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;

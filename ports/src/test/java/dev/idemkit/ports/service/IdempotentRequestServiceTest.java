@@ -12,7 +12,7 @@ import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.in.IdempotentRequests.Reply;
 import dev.idemkit.ports.in.IdempotentRequests.Request;
-import dev.idemkit.ports.memory.ForwardingIdempotencyRecords;
+import dev.idemkit.ports.forwarding.ForwardingIdempotencyRecords;
 import dev.idemkit.ports.memory.InMemoryIdempotencyRecords;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.NoTransaction;

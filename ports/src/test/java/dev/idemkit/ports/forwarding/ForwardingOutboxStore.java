@@ -1,4 +1,7 @@
-package dev.idemkit.ports.out;
+package dev.idemkit.ports.forwarding;
+
+import dev.idemkit.ports.out.OutboxEntry;
+import dev.idemkit.ports.out.OutboxStore;
 
 import dev.idemkit.domain.deadletter.Approval;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.idemkit.ports.memory;
+package dev.idemkit.ports.forwarding;
 
 import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.httpkey.KeyRecord;

@@ -1,16 +1,13 @@
-package dev.idemkit.app.cluster;
+package dev.idemkit.testsupport;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +17,7 @@ import java.util.stream.Stream;
 
 /**
  * A real RabbitMQ cluster of {@code n} nodes on this machine, from the Debian package's own scripts, beside the
- * machine's broker and never touching it (../shared/rabbit-cluster-recipe.md): every node has its own name
+ * machine's broker and never touching it (the recipe: docs/rabbit-cluster.md): every node has its own name
  * ({@code idk<run>n<i>@localhost}), free loopback ports, data and log dirs under one temporary directory, a cookie
  * there ({@code HOME} points at it), and config files of its own that hide {@code /etc/rabbitmq}. Nodes 2..n join node
  * 1. {@link #kill9} kills a node's Erlang VM (its pid file names it; the process started is only a shell wrapper),
@@ -195,15 +192,7 @@ public final class RabbitCluster implements AutoCloseable {
     public String ctl(int i, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(BIN.resolve("rabbitmqctl").toString(), "-q", "-n", node(i)));
         command.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-        pb.environment().putAll(environment(i));
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            p.destroyForcibly();
-            throw new IOException("rabbitmqctl -n " + node(i) + " " + String.join(" ", args) + " failed: " + out);
-        }
-        return out;
+        return Processes.run(environment(i), command);
     }
 
     private void launch(int i) throws IOException {
@@ -217,13 +206,9 @@ public final class RabbitCluster implements AutoCloseable {
 
     private void awaitBoot(int i) throws Exception {
         Path pidFile = dir(i).resolve("beam.pid");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (!Files.exists(pidFile) || Files.size(pidFile) == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(node(i) + " wrote no pid file in 90 s; its log: " + log(i));
-            }
-            Thread.sleep(100);
-        }
+        dev.idemkit.ports.contract.Eventually.await(java.time.Duration.ofSeconds(90), node(i) + " writing its pid file"
+                + " (its output so far is in " + dir(i).resolve("stdout.log") + ")",
+                () -> Files.exists(pidFile) && pidFile.toFile().length() > 0);
         try {
             ctl(i, "wait", "--timeout", "90", pidFile.toString());
         } catch (IOException e) {
@@ -296,27 +281,30 @@ public final class RabbitCluster implements AutoCloseable {
     }
 
     private void destroy() {
+        List<ProcessHandle> killed = new ArrayList<>();
         for (int i = 1; i <= size(); i++) {
             try {
                 Path pid = dir(i).resolve("beam.pid");
                 if (Files.exists(pid)) {
-                    ProcessHandle.of(Long.parseLong(Files.readString(pid).trim())).ifPresent(ProcessHandle::destroyForcibly);
+                    ProcessHandle.of(Long.parseLong(Files.readString(pid).trim())).ifPresent(h -> {
+                        h.destroyForcibly();
+                        killed.add(h);
+                    });
                 }
             } catch (IOException | NumberFormatException e) {
                 // not started, or already gone
             }
         }
-        try {
-            Thread.sleep(500);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        for (ProcessHandle h : killed) { // their files are theirs until they are gone
+            try {
+                h.onExit().get(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // deleted below as far as it can be
+            }
         }
-        try (Stream<Path> all = Files.walk(base)) {
-            all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (UncheckedIOException e) {
-            // already deleted
-        }
+        Processes.deleteTree(base);
     }
 }

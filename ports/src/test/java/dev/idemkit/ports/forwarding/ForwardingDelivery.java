@@ -1,4 +1,6 @@
-package dev.idemkit.ports.out;
+package dev.idemkit.ports.forwarding;
+
+import dev.idemkit.ports.out.Delivery;
 
 import java.util.ArrayList;
 import java.util.Map;
