@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.redisson.Redisson;
@@ -82,6 +83,7 @@ class DemoIT {
     }
 
     @Test
+    @Tag("slow") // full tier: exercise 1 on SQS also runs in demoAll...
     void demo1OnSqsGivesTheSameBalances() {
         Map<String, String> env = TestEnvironment.settings(schema, "IDEMKIT_TRANSPORT", "sqs");
         TestEnvironment.Run run = TestEnvironment.run(env, "demo", "1");
@@ -94,6 +96,7 @@ class DemoIT {
     }
 
     @Test
+    @Tag("slow") // full tier: exercise 3 also runs in demoAll..., on the same embedded SQS
     void demo3DeduplicatesTenIdenticalFifoMessagesUntilTheWindowEnds() {
         Map<String, String> env = TestEnvironment.settings(schema, "IDEMKIT_TRANSPORT", "sqs");
         TestEnvironment.Run run = TestEnvironment.run(env, "demo", "3");
@@ -161,6 +164,7 @@ class DemoIT {
     }
 
     @Test
+    @Tag("slow") // full tier: KafkaScenariosIT dead-letters a poison record after exactly three attempts with its origin
     void demo5OnKafkaDeadLettersAfterExactlyThreeAttemptsWithOriginTimestampsAndReasonAndAlertsAboveTen() {
         Map<String, String> env = TestEnvironment.settings(schema, "IDEMKIT_TRANSPORT", "kafka",
                 "IDEMKIT_KAFKA_BOOTSTRAP_SERVERS", KafkaBroker.shared().bootstrapServers());

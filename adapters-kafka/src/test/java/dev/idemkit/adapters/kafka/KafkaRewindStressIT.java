@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * never settled would leave it unacked for good), and once a quiet subscription has run, the group's commit is at
  * the end (nothing pins it).
  */
+@Tag("slow") // full tier: a stress run; KafkaScenariosIT and KafkaSettleFailuresIT pin the rewind cases one by one
 class KafkaRewindStressIT {
 
     @Test

@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -129,7 +130,8 @@ class OutboxOrderingIT {
         assertThat(handedIds).as("seed %d: every committed row exactly once", seed)
                 .doesNotHaveDuplicates()
                 .containsExactlyInAnyOrderElementsOf(committed.stream().map(Committed::id).toList());
-        assertThat(handedIds).as("seed %d: no rolled-back row", seed).doesNotContainAnyElementsOf(rolledBack);
+        // (a schedule may roll nothing back; AssertJ refuses an empty list to look for)
+        assertThat(handedIds).as("seed %d: no rolled-back row", seed).noneMatch(Set.copyOf(rolledBack)::contains);
         Map<String, Long> lastSeq = new HashMap<>();
         for (OutboxRow row : handedOut) {
             Long before = lastSeq.put(row.message().orderingKey(), row.seq());

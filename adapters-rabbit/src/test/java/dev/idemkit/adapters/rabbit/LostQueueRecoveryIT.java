@@ -51,7 +51,7 @@ class LostQueueRecoveryIT extends RabbitITBase {
         assertThat(consumerCount(queue)).as("exactly the configured consumers, no surplus").isEqualTo(2);
     }
 
-    private static long consumerCount(String queue) throws Exception {
+    private long consumerCount(String queue) throws Exception {
         try (Channel ch = raw.createChannel()) {
             return ch.queueDeclarePassive(queue).getConsumerCount();
         }

@@ -7,38 +7,43 @@ import dev.idemkit.ports.out.Subscription;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 
-/** A shared transport and raw connection; every queue a test takes is deleted after it, with its whole topology. */
+/**
+ * A transport and a raw connection per test (test classes run side by side: nothing here is static, one class's
+ * clean-up cannot close another's transport); every queue a test takes is deleted after it, with its whole topology.
+ */
 abstract class RabbitITBase {
-    static RabbitMessageTransport transport;
-    static Connection raw;
+    RabbitMessageTransport transport;
+    Connection raw;
     private final List<String> queues = new CopyOnWriteArrayList<>();
     private final List<AutoCloseable> closeables = new CopyOnWriteArrayList<>();
 
-    @BeforeAll
-    static void connect() throws Exception {
+    @BeforeEach
+    void connect() throws Exception {
         transport = new RabbitMessageTransport(RabbitFixtures.settings().withConsumers(2), Clock.system(),
                 RabbitFixtures.anyConnectionName("shared"));
         raw = RabbitFixtures.rawConnection();
     }
 
-    @AfterAll
-    static void disconnect() throws IOException {
+    private void disconnect() throws IOException {
         transport.close();
         raw.close();
     }
 
     @AfterEach
     void cleanUp() throws Exception {
-        for (AutoCloseable c : closeables) {
-            c.close();
+        try {
+            for (AutoCloseable c : closeables) {
+                c.close();
+            }
+            closeables.clear();
+            queues.forEach(transport::deleteTopology);
+            queues.clear();
+        } finally {
+            disconnect();
         }
-        closeables.clear();
-        queues.forEach(transport::deleteTopology);
-        queues.clear();
     }
 
     String queue(String purpose) {

@@ -89,7 +89,8 @@ class RetryPathIT extends RabbitITBase {
         transport.publish(queue, OutgoingMessage.of("short", bytes("s")));
         Eventually.await(PATIENCE, "the short retry", () -> shortBackAt.get() != 0);
         assertThat(secondAttempts).containsExactly("short");
-        assertThat(Duration.ofNanos(shortBackAt.get() - shortRetriedAt.get())).isLessThan(Duration.ofSeconds(3));
+        // held behind the long one it would come back after 20 s; its own bucket is 1 s (a loaded machine: up to 10)
+        assertThat(Duration.ofNanos(shortBackAt.get() - shortRetriedAt.get())).isLessThan(Duration.ofSeconds(10));
     }
 
     @Test

@@ -1,6 +1,8 @@
 package dev.idemkit.app.crash;
 
+import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import java.lang.instrument.Instrumentation;
@@ -27,21 +29,27 @@ import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
  * </ul>
  */
 public final class CrashAgent {
+    private static final String SQS_CLIENT = "software.amazon.awssdk.services.sqs.DefaultSqsClient";
+
     private CrashAgent() {}
 
     /** Installs the advice; call first thing in the child's main. */
     public static void install() {
         Instrumentation inst = ByteBuddyAgent.getInstrumentation();
+        // installed before any adapter class is loaded: no loaded class to retransform, and every class loaded
+        // later is matched by its name alone (nothing else is parsed), which keeps the child's start-up short
         new AgentBuilder.Default()
                 .disableClassFormatChanges()
-                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+                .with(AgentBuilder.RedefinitionStrategy.DISABLED)
+                .with(AgentBuilder.PoolStrategy.Default.FAST)
+                .ignore(not(nameStartsWith("dev.idemkit.adapters.").or(named(SQS_CLIENT))))
                 .type(named("dev.idemkit.adapters.rabbit.ConfirmingPublisher"))
                 .transform((builder, type, loader, module, domain) -> builder.visit(
                         Advice.to(RabbitPublishAdvice.class).on(named("publish").and(takesArguments(3)))))
                 .type(named("dev.idemkit.adapters.rabbit.RabbitDeadLetterQueue"))
                 .transform((builder, type, loader, module, domain) -> builder.visit(
                         Advice.to(RabbitRedriveAdvice.class).on(named("publishConfirmed"))))
-                .type(named("software.amazon.awssdk.services.sqs.DefaultSqsClient"))
+                .type(named(SQS_CLIENT))
                 .transform((builder, type, loader, module, domain) -> builder.visit(
                         Advice.to(SqsSendAdvice.class).on(named("sendMessage")
                                 .and(takesArguments(SendMessageRequest.class)))))

@@ -188,15 +188,7 @@ final class CrashHarness implements AutoCloseable {
                 }
                 made += killAt(point, hit, queue, consumer, "redrive", run, k, problems) ? 1 : 0;
             }
-            // what the killed redrives left behind, redriven by a healthy one; on SQS a dead letter that a killed
-            // scan received stays hidden for its scan visibility (10 s) before a redrive can see it again
-            long deadline = System.nanoTime() + DRAIN.toNanos();
-            int round = 0;
-            do {
-                try (ChildJvm redrive = child(queue, consumer, "redrive", null, 0, 0, run, "redrive-" + round++)) {
-                    redrive.awaitExit(READY);
-                }
-            } while (dlq.depth(queue) > 0 && System.nanoTime() < deadline && sleep(1000));
+            redriveWhatIsLeft(queue, consumer, run); // what the killed redrives left behind
         } else if (point == CrashPoint.DURING_SHUTDOWN) {
             for (int k = 0; k < kills; k++) {
                 made += killDuringShutdown(queue, consumer, mode, run, k, random, problems) ? 1 : 0;
@@ -212,6 +204,104 @@ final class CrashHarness implements AutoCloseable {
         }
         drain(queue, consumer, run, "consume", expected, problems, "drain");
         return count(point, mode, made, queue, consumer, expected, problems);
+    }
+
+    /** One kill of a chain: the consumer in {@code mode} ({@code consume} or {@code batched}) killed at {@code point}. */
+    record Step(String mode, CrashPoint point) {
+        @Override
+        public String toString() {
+            return (mode.equals("consume") ? "" : mode + " ") + point;
+        }
+    }
+
+    /**
+     * Every step's kill in one run, on one queue: for each step a fresh set of messages is published (plain, retried
+     * once, poisoned; more for a shutdown kill) and a child armed at the step's point is started and SIGKILLed there
+     * (what the earlier children left unsettled is consumed by the later ones too); a redrive step comes last (drained,
+     * the poison lifted, the redrive killed, finished by a healthy one); then one healthy child drains everything and
+     * the totals are counted. One kill per point at the cost of about one child start per point, instead of
+     * {@link #run}'s kills, drain and set-up per point. The report's kills count the kills that landed; a step whose
+     * point was never reached is a problem.
+     */
+    Report runChain(List<Step> steps, long seed) throws Exception {
+        if (steps.stream().anyMatch(st -> st.point() == CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL)
+                && steps.stream().noneMatch(st -> st.point() == CrashPoint.DEAD_LETTERED_BEFORE_REMOVAL)) {
+            throw new IllegalArgumentException("a redrive kill needs dead letters: add a DEAD_LETTERED_BEFORE_REMOVAL step");
+        }
+        Random random = new Random(seed);
+        int run = ++runs;
+        String queue = queueName(run);
+        String consumer = "crash-" + tag + "-" + run;
+        List<String> problems = new ArrayList<>();
+        Map<String, Integer> expected = new LinkedHashMap<>();
+        int made = 0;
+        int segment = 0;
+        boolean redrive = false;
+        for (Step step : steps) {
+            if (!step.point().appliesTo(combination)) {
+                throw new IllegalArgumentException(step.point() + " has no path on " + combination);
+            }
+            if (step.point() == CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL) {
+                redrive = true; // after every other step: it needs the queue drained and the poison lifted
+                continue;
+            }
+            segment++;
+            long t0 = System.nanoTime();
+            // poisoned messages only where a dead letter is the point: each one is a dead letter the redrive step
+            // must move, and a redrive is slow on Kafka (the topic is read anew per dead letter)
+            expected.putAll(publish(queue, run + "-" + segment,
+                    step.point() == CrashPoint.DURING_SHUTDOWN ? 5 * PLAIN : PLAIN,
+                    step.point() == CrashPoint.DEAD_LETTERED_BEFORE_REMOVAL ? POISONED : 0));
+            boolean landed = step.point() == CrashPoint.DURING_SHUTDOWN
+                    ? killDuringShutdown(queue, consumer, step.mode(), run, segment, random, problems)
+                    : killAt(step.point(), 1 + random.nextInt(maxHit(step.point())), queue, consumer, step.mode(), run,
+                            segment, problems, true);
+            timing(step.toString(), t0);
+            if (landed) {
+                made++;
+            } else {
+                problems.add(step + ": the kill did not land");
+            }
+        }
+        if (redrive) {
+            long t0 = System.nanoTime();
+            drain(queue, consumer, run, "consume", new LinkedHashMap<>(expected), problems, "before-redrive");
+            timing("drain before the redrive", t0);
+            t0 = System.nanoTime();
+            liftPoison(expected.keySet());
+            made += killAt(CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL, 1 + random.nextInt(POISONED), queue, consumer,
+                    "redrive", run, ++segment, problems, true) ? 1 : 0;
+            timing(CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL.toString(), t0);
+            t0 = System.nanoTime();
+            redriveWhatIsLeft(queue, consumer, run);
+            timing("healthy redrive", t0);
+            expected.replaceAll((id, n) -> 1); // every poisoned message was redriven and must run once
+        }
+        long t0 = System.nanoTime();
+        drain(queue, consumer, run, "consume", expected, problems, "drain");
+        timing("final drain", t0);
+        if (redrive && !deadLetterIds(queue).isEmpty()) {
+            problems.add("dead letters left after the redrive: " + deadLetterIds(queue));
+        }
+        String mode = "chain of " + steps.size() + ": " + steps;
+        return count(null, mode, made, queue, consumer, expected, problems);
+    }
+
+    /** One line per step of a chain with its duration, for whoever wants to know where a run's time goes. */
+    private void timing(String what, long startNanos) {
+        System.out.printf("crash-harness-step %s %s %d ms%n", combination, what,
+                (System.nanoTime() - startNanos) / 1_000_000);
+    }
+
+    /** Healthy redrives until the DLQ is empty (on SQS a dead letter a killed scan received is hidden for 10 s). */
+    private void redriveWhatIsLeft(String queue, String consumer, int run) throws Exception {
+        long deadline = System.nanoTime() + DRAIN.toNanos();
+        int round = 0;
+        do {
+            try (ChildJvm redrive = child(queue, consumer, "redrive", null, 0, 0, run, "redrive-" + round++)) {
+                redrive.awaitExit(READY);
+            }
+        } while (dlq.depth(queue) > 0 && System.nanoTime() < deadline && sleep(1000));
     }
 
     /**
@@ -358,10 +448,16 @@ final class CrashHarness implements AutoCloseable {
     /** Starts a child armed at {@code point}/{@code hit}; SIGKILLs it when it stops there. @return whether it did */
     private boolean killAt(CrashPoint point, int hit, String queue, String consumer, String mode, int run, int k,
             List<String> problems) throws Exception {
+        return killAt(point, hit, queue, consumer, mode, run, k, problems, k == 0);
+    }
+
+    /** As above; {@code mustReach}: a point not reached is a problem (a later kill of a run may find nothing left). */
+    private boolean killAt(CrashPoint point, int hit, String queue, String consumer, String mode, int run, int k,
+            List<String> problems, boolean mustReach) throws Exception {
         try (ChildJvm child = child(queue, consumer, mode, point, hit, 0, run, "kill-" + k)) {
             Optional<String> reached = child.awaitLine("CRASH-POINT", REACH);
             if (reached.isEmpty()) {
-                if (k == 0) {
+                if (mustReach) {
                     problems.add(point + " was never reached (hit " + hit + "); log " + child.log());
                 }
                 child.terminate();
@@ -529,15 +625,20 @@ final class CrashHarness implements AutoCloseable {
     }
 
     private Map<String, Integer> publish(String queue, int run, int plain) throws SQLException {
+        return publish(queue, Integer.toString(run), plain, POISONED);
+    }
+
+    /** The same, with {@code label} (a run, or a run and a chain's segment) in the ids, and {@code poisoned} of those. */
+    private Map<String, Integer> publish(String queue, String label, int plain, int poisoned) throws SQLException {
         Map<String, Integer> expected = new LinkedHashMap<>();
         for (int i = 1; i <= plain; i++) {
-            expected.put("m-" + tag + "-" + run + "-" + i, 1);
+            expected.put("m-" + tag + "-" + label + "-" + i, 1);
         }
         for (int i = 1; i <= RETRIED; i++) {
-            expected.put("retry-" + tag + "-" + run + "-" + i, 1);
+            expected.put("retry-" + tag + "-" + label + "-" + i, 1);
         }
-        for (int i = 1; i <= POISONED; i++) {
-            String id = "poison-" + tag + "-" + run + "-" + i;
+        for (int i = 1; i <= poisoned; i++) {
+            String id = "poison-" + tag + "-" + label + "-" + i;
             expected.put(id, 0);
             poison(id);
         }

@@ -2,113 +2,99 @@ package dev.idemkit.app.crash;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.app.crash.CrashHarness.Step;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * A small sample of the crash matrix inside {@code mvn verify}: every crash point, each on one combination in turn
- * (so every combination is killed too), the child SIGKILLed there {@value #KILLS} times, then drained; every
- * message's effect exactly once, nothing unsettled. Every point of the named combinations, with the same kills:
- * {@code -Didemkit.crash.only=PG_RABBIT,PG_SQS,...}; the full matrix (20 kills per point and combination) is
- * {@link CrashMatrixSlowIT}. The harness is shown to bite by
- * {@link #theHarnessCatchesAConsumerThatAcknowledgesBeforeItCommits()}.
+ * The crash harness in the README's test command: on one combination per transport (PostgreSQL with RabbitMQ, SQS
+ * and Kafka), every crash point of the consumer, single-message and batched, is SIGKILLed once, in one chained run
+ * per combination ({@link CrashHarness#runChain}); the Redis store is killed around its own commit. Then every
+ * message's effect exactly once, nothing unsettled. The harness is shown to bite on every combination (a consumer
+ * that acknowledges before it commits loses messages, one without an inbox runs an effect twice), and the quorum
+ * queue's delivery limit is shown to end a consumer-killing message in the DLQ. The cases run two at a time (their
+ * queues, schemas and key prefixes are their own). Every point of every combination, 20 kills each:
+ * {@link CrashMatrixSlowIT} in the full tier.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class CrashHarnessIT {
-    private static final int KILLS = 2;
-    private static final List<CrashHarness.Report> REPORTS = new ArrayList<>();
+    private static final List<CrashHarness.Report> REPORTS = Collections.synchronizedList(new ArrayList<>());
+    /** The batched consumer's points: inside a batch's effects, between its commit and its (bulk) acks. */
+    private static final Set<CrashPoint> BATCHED = EnumSet.of(CrashPoint.INSIDE_EFFECT, CrashPoint.AFTER_COMMIT_BEFORE_ACK);
 
-    /**
-     * The combinations to run: all, or those named in {@code -Didemkit.crash.only=COMBINATION[:POINT],...} (the slow
-     * matrix's property; here a point narrows nothing, its combination runs whole).
-     */
-    static List<Combination> combinations() {
+    /** Per combination, the kills of its chain. */
+    static Stream<Arguments> chains() {
+        return Stream.of(Combination.PG_RABBIT, Combination.PG_SQS, Combination.PG_KAFKA, Combination.REDIS_RABBIT)
+                .map(c -> Arguments.of(c, steps(c)));
+    }
+
+    /** {@link #chains()}, or only the combinations named by {@code -Didemkit.crash.only=PG_KAFKA,...}. */
+    static Stream<Arguments> chosenChains() {
         String only = System.getProperty("idemkit.crash.only", "");
-        return only.isBlank() ? List.of(Combination.values()) : Stream.of(only.split(",")).map(String::trim)
-                .map(x -> Combination.valueOf(x.split(":")[0])).distinct().toList();
+        return chains().filter(a -> only.isBlank()
+                || Stream.of(only.split(",")).map(String::trim).anyMatch(a.get()[0].toString()::equals));
     }
 
     /**
-     * With {@code idemkit.crash.only}: every point of the named combinations. Without it (verify): each point once, on
-     * the combinations in turn (the next one it applies to), so that every point and every combination is killed at
-     * least once in a fraction of the cross product's time.
+     * Every consumer point of the combination, then the batched ones; on Redis (whose transport PG_RABBIT covers) the
+     * points of its own atomic step, single and batched.
      */
-    static Stream<Arguments> pointsAndCombinations() {
-        List<Arguments> out = new ArrayList<>();
-        if (!System.getProperty("idemkit.crash.only", "").isBlank()) {
-            for (Combination c : combinations()) {
-                for (CrashPoint p : CrashPoint.values()) {
-                    if (p.appliesTo(c)) {
-                        out.add(Arguments.of(c, p));
-                    }
-                }
-            }
-            return out.stream();
-        }
-        Combination[] all = Combination.values();
-        int next = 0;
+    static List<Step> steps(Combination c) {
+        List<Step> steps = new ArrayList<>();
         for (CrashPoint p : CrashPoint.values()) {
-            for (int i = 0; i < all.length; i++) {
-                Combination c = all[(next + i) % all.length];
-                if (p.appliesTo(c)) {
-                    out.add(Arguments.of(c, p));
-                    next = (next + i + 1) % all.length;
-                    break;
-                }
+            if (p.appliesTo(c) && (c.store == Combination.Store.POSTGRES || BATCHED.contains(p))) {
+                steps.add(new Step("consume", p));
             }
         }
-        return out.stream();
+        for (CrashPoint p : BATCHED) {
+            steps.add(new Step("batched", p));
+        }
+        return steps;
     }
 
     @Test
-    void theVerifySampleKillsEveryPointAndEveryCombination() {
-        List<Arguments> sample = pointsAndCombinations().toList();
-        if (!System.getProperty("idemkit.crash.only", "").isBlank()) {
-            return; // a chosen run is not the sample
+    void everyTransportHasEveryPointOfItsPathKilledSingleAndBatched() {
+        List<Arguments> all = chains().toList();
+        for (Combination.Transport t : Combination.Transport.values()) {
+            Set<Step> killed = new java.util.HashSet<>();
+            all.stream().filter(a -> ((Combination) a.get()[0]).transport == t)
+                    .forEach(a -> killed.addAll(castSteps(a.get()[1])));
+            for (CrashPoint p : CrashPoint.values()) {
+                if (Arrays.stream(Combination.values()).anyMatch(c -> c.transport == t && p.appliesTo(c))) {
+                    assertThat(killed).as("%s killed at %s", t, p).contains(new Step("consume", p));
+                }
+            }
+            BATCHED.forEach(p -> assertThat(killed).as("%s batched killed at %s", t, p).contains(new Step("batched", p)));
         }
-        assertThat(sample.stream().map(a -> a.get()[1]).distinct().count()).as("points of the consumer")
-                .isEqualTo(java.util.Arrays.stream(CrashPoint.values())
-                        .filter(p -> java.util.Arrays.stream(Combination.values()).anyMatch(p::appliesTo)).count());
-        java.util.Set<Object> killed = new java.util.HashSet<>();
-        sample.forEach(a -> killed.add(a.get()[0]));
-        batchedCases().forEach(a -> killed.add(a.get()[0]));
-        assertThat(killed).as("combinations").containsExactlyInAnyOrder((Object[]) Combination.values());
+        assertThat(all).extracting(a -> a.get()[0]).as("combinations").containsExactlyInAnyOrder(
+                (Object[]) Combination.values());
     }
 
-    @ParameterizedTest(name = "{0} killed at {1}")
-    @MethodSource("pointsAndCombinations")
-    void everyEffectRunsExactlyOnceWhenTheConsumerIsKilledThere(Combination combination, CrashPoint point)
+    @SuppressWarnings("unchecked")
+    private static List<Step> castSteps(Object o) {
+        return (List<Step>) o;
+    }
+
+    @ParameterizedTest(name = "{0}: {1}")
+    @MethodSource("chosenChains")
+    void everyEffectRunsExactlyOnceWhenTheConsumerIsKilledOnceAtEachPoint(Combination combination, List<Step> steps)
             throws Exception {
         try (CrashHarness harness = new CrashHarness(combination)) {
-            CrashHarness.Report report = harness.run(point, KILLS, System.nanoTime(), "consume");
+            CrashHarness.Report report = harness.runChain(steps, System.nanoTime());
             REPORTS.add(report);
-            assertThat(report.kills()).as("kills that landed: %s", report).isGreaterThanOrEqualTo(1);
-            assertExact(report);
-        }
-    }
-
-    /** The batched consumer serve runs by default, killed inside a batch's effects and between its commit and its acks. */
-    static Stream<Arguments> batchedCases() {
-        return Stream.of(Arguments.of(Combination.PG_RABBIT, CrashPoint.AFTER_COMMIT_BEFORE_ACK),
-                Arguments.of(Combination.PG_SQS, CrashPoint.INSIDE_EFFECT),
-                Arguments.of(Combination.REDIS_RABBIT, CrashPoint.AFTER_COMMIT_BEFORE_ACK),
-                Arguments.of(Combination.PG_KAFKA, CrashPoint.AFTER_COMMIT_BEFORE_ACK))
-                .filter(a -> combinations().contains((Combination) a.get()[0]));
-    }
-
-    @ParameterizedTest(name = "batched on {0} killed at {1}")
-    @MethodSource("batchedCases")
-    void theBatchedConsumerRunsEveryEffectExactlyOnceWhenKilledThere(Combination combination, CrashPoint point)
-            throws Exception {
-        try (CrashHarness harness = new CrashHarness(combination)) {
-            CrashHarness.Report report = harness.run(point, KILLS, System.nanoTime(), "batched");
-            REPORTS.add(report);
-            assertThat(report.kills()).as("kills that landed: %s", report).isGreaterThanOrEqualTo(1);
+            assertThat(report.kills()).as("kills that landed: %s", report).isEqualTo(steps.size());
             assertExact(report);
         }
     }
@@ -158,8 +144,12 @@ class CrashHarnessIT {
             assertThat(broken.kills()).isEqualTo(1);
             assertThat(broken.lost()).as("the broken consumer loses what it acked: %s", broken).isGreaterThanOrEqualTo(1);
             assertThat(broken.exact()).isFalse();
-            // the same kill on the real consumer is the INSIDE_EFFECT case of everyEffectRunsExactlyOnce... above
+            // the same kill on the real consumer is the INSIDE_EFFECT step of everyEffectRunsExactlyOnce... above
         }
+    }
+
+    static Stream<Combination> combinations() {
+        return Stream.of(Combination.values());
     }
 
     /**
@@ -178,7 +168,7 @@ class CrashHarnessIT {
     }
 
     /** No problem reported, nothing lost, nothing run twice, nothing left unsettled. */
-    private static void assertExact(CrashHarness.Report report) {
+    static void assertExact(CrashHarness.Report report) {
         assertThat(report.problems()).as(report.toString()).isEmpty();
         assertThat(report.lost()).as("lost: %s", report).isZero();
         assertThat(report.duplicated()).as("duplicated: %s", report).isZero();

@@ -35,6 +35,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.Test;
  * the (quorum, durable) queue, each key's first deliveries in seq (commit) order, and a row delivered twice is the
  * same id twice (a publish whose confirm died with the broker), which a consumer's inbox absorbs.
  */
+@Tag("slow") // full tier: an outage suite on a private broker; OutboxCrashIT kills the relay at each of its points
 class OutboxBrokerOutageIT {
     /** 3 s inside {@code mvn verify}; the README's slow command runs it with {@code -Didemkit.outbox.outageSeconds=10}. */
     private static final int OUTAGE_SECONDS = Integer.getInteger("idemkit.outbox.outageSeconds", 3);

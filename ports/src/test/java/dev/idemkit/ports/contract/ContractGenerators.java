@@ -19,6 +19,19 @@ public final class ContractGenerators {
 
     private ContractGenerators() {}
 
+    /**
+     * Examples per property of the store contract suites: the system property {@code idemkit.examples}, 1000 when it
+     * is not set. The one setting of the build: the in-memory references always run 1000; against the real engines
+     * the README's test command runs fewer and the full tier 1000, and the root pom says why next to the number.
+     */
+    public static int examples() {
+        int n = Integer.getInteger("idemkit.examples", 1000);
+        if (n < 1) {
+            throw new IllegalArgumentException("idemkit.examples must be at least 1, got " + n);
+        }
+        return n;
+    }
+
     /** A name nobody used before, for per-test and per-example isolation. */
     public static String fresh(String prefix) {
         return prefix + "-" + UUID.randomUUID();

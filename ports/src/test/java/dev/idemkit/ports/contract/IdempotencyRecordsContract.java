@@ -36,7 +36,8 @@ import org.junit.jupiter.api.Test;
  * operation histories include passing time. Client ids are fresh per test and per example.
  */
 public abstract class IdempotencyRecordsContract {
-    protected static final int EXAMPLES = 1000;
+    /** Examples per property: {@link ContractGenerators#examples()} (1000 unless the build says otherwise). */
+    protected static final int EXAMPLES = ContractGenerators.examples();
     private static final int SHRINK_CYCLES = 200;
     private static final int THREADS = 16;
     private static final int RACE_ROUNDS = 10;

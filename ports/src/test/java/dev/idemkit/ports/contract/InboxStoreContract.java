@@ -35,8 +35,8 @@ import org.junit.jupiter.api.Test;
  * needs no cleanup between them.
  */
 public abstract class InboxStoreContract<U extends UnitOfWork> {
-    /** Examples per property: small schedules (at most 12 deliveries) keep 1000 fast against a real store. */
-    protected static final int EXAMPLES = 1000;
+    /** Examples per property: {@link ContractGenerators#examples()} (1000 unless the build says otherwise). */
+    protected static final int EXAMPLES = ContractGenerators.examples();
     private static final int SHRINK_CYCLES = 200;
     private static final int THREADS = 16;
     private static final int RACE_ROUNDS = 10;

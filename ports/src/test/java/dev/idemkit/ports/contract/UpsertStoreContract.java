@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * of work and only when inserted, and one key raced by many threads. Keys are fresh per test and example.
  */
 public abstract class UpsertStoreContract<U extends UnitOfWork> {
-    protected static final int EXAMPLES = 1000;
+    /** Examples per property: {@link ContractGenerators#examples()} (1000 unless the build says otherwise). */
+    protected static final int EXAMPLES = ContractGenerators.examples();
     private static final int SHRINK_CYCLES = 200;
     private static final int THREADS = 16;
     private static final int RACE_ROUNDS = 10;

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.Test;
  * applied, and one event raced by many threads. Aggregate ids are fresh per test and per example.
  */
 public abstract class VersionedStoreContract<U extends UnitOfWork> {
-    protected static final int EXAMPLES = 1000;
+    /** Examples per property: {@link ContractGenerators#examples()} (1000 unless the build says otherwise). */
+    protected static final int EXAMPLES = ContractGenerators.examples();
     private static final int SHRINK_CYCLES = 200;
     private static final int THREADS = 16;
     private static final int RACE_ROUNDS = 10;
