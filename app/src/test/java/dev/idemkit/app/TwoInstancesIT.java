@@ -24,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * consuming a delivery per transaction and one in batches, consume ONE RabbitMQ queue while 10,000 {@code accounts.credit} messages, 30 % of them duplicates
  * (same id, same body), are published: every account ends with exactly the sum over distinct ids.
  */
+@Tag("slow") // full tier: RabbitClusterIT runs two instances on one queue too (2,000 credits, 30 % duplicates)
 class TwoInstancesIT {
     private static final int MESSAGES = 10_000;
     private static final double DUPLICATES = 0.30;

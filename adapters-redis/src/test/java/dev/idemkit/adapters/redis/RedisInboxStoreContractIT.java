@@ -5,22 +5,28 @@ import dev.idemkit.ports.contract.InboxStoreContract;
 import dev.idemkit.ports.out.InboxStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
 
-/** The inbox contract, unchanged, against Redis; the counter effect is an INCRBY staged in the unit of work. */
+/**
+ * The inbox contract, unchanged, against Redis; the counter effect is an INCRBY staged in the unit of work. The
+ * server, store and counter are this class's own (one test instance per class: the staged variant below runs beside
+ * it and must not share them).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedisInboxStoreContractIT extends InboxStoreContract<RedisUnitOfWork> {
-    private static RedisTestServer redis;
-    private static RedisInboxStore store;
-    private static RedisCounter counter;
+    private RedisTestServer redis;
+    private RedisInboxStore store;
+    private RedisCounter counter;
 
     @BeforeAll
-    static void connect() {
-        redis = RedisTestServer.start("inbox-contract");
+    void connect() {
+        redis = RedisTestServer.start(getClass().getSimpleName());
         store = new RedisInboxStore(redis.client, redis.settings);
         counter = new RedisCounter(redis);
     }
 
     @AfterAll
-    static void cleanUp() {
+    void cleanUp() {
         redis.close();
     }
 

@@ -40,6 +40,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 
 /**
  * A real three-node RabbitMQ cluster ({@link RabbitCluster}), quorum queues, two {@code serve}-like instances on one
@@ -53,6 +54,7 @@ import org.junit.jupiter.api.Test;
  * <p>{@value #DEFAULT_MESSAGES} messages here (in {@code verify}); {@link RabbitClusterSlowIT} runs 10,000 and kills
  * twice. The cluster costs 12-14 s to start.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS) // the cluster is this class's (the slow variant runs beside it)
 class RabbitClusterIT {
     static final int DEFAULT_MESSAGES = 2_000;
     private static final double DUPLICATES = 0.30;
@@ -60,7 +62,7 @@ class RabbitClusterIT {
     private static final int PUBLISHERS = 4;
     private static final Duration PATIENCE = Duration.ofSeconds(180);
 
-    static RabbitCluster cluster;
+    RabbitCluster cluster;
 
     private String schema;
     private String queue;
@@ -69,13 +71,13 @@ class RabbitClusterIT {
     private Assembly second;
 
     @BeforeAll
-    static void startCluster() throws Exception {
+    void startCluster() throws Exception {
         assumeTrue(RabbitCluster.available(), "needs the RabbitMQ server scripts in /usr/lib/rabbitmq/bin");
         cluster = RabbitCluster.start(3);
     }
 
     @AfterAll
-    static void stopCluster() {
+    void stopCluster() {
         if (cluster != null) {
             cluster.close();
         }
@@ -205,7 +207,7 @@ class RabbitClusterIT {
     }
 
     /** Which of the consuming connections are on {@code node} (they reconnect in the order of their addresses). */
-    private static List<Integer> onNode(int node) throws Exception {
+    private List<Integer> onNode(int node) throws Exception {
         return cluster.nodesOfConnections("idemkit-consume", node).stream().filter(n -> n == node).toList();
     }
 
@@ -253,7 +255,7 @@ class RabbitClusterIT {
     }
 
     /** Ready messages in {@code name} (which must exist), asked of node {@code node}. */
-    private static long ready(int node, String name) throws Exception {
+    private long ready(int node, String name) throws Exception {
         ConnectionFactory f = new ConnectionFactory();
         f.setUri(cluster.uri(node));
         try (com.rabbitmq.client.Connection c = f.newConnection("idemkit-it-cluster-counts");

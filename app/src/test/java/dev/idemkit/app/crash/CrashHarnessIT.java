@@ -22,8 +22,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The crash harness in the README's test command: on one combination per transport (PostgreSQL with RabbitMQ, SQS
  * and Kafka), every crash point of the consumer, single-message and batched, is SIGKILLed once, in one chained run
  * per combination ({@link CrashHarness#runChain}); the Redis store is killed around its own commit. Then every
- * message's effect exactly once, nothing unsettled. The harness is shown to bite on every combination (a consumer
- * that acknowledges before it commits loses messages, one without an inbox runs an effect twice), and the quorum
+ * message's effect exactly once, nothing unsettled. The harness is shown to bite on every transport (a consumer
+ * that acknowledges before it commits loses messages, single or batched; one without an inbox runs an effect twice;
+ * the same bite on the Redis store is in the full tier), and the quorum
  * queue's delivery limit is shown to end a consumer-killing message in the DLQ. The cases run two at a time (their
  * queues, schemas and key prefixes are their own). Every point of every combination, 20 kills each:
  * {@link CrashMatrixSlowIT} in the full tier.
@@ -141,15 +142,14 @@ class CrashHarnessIT {
         try (CrashHarness harness = new CrashHarness(combination)) {
             CrashHarness.Report broken = harness.run(CrashPoint.INSIDE_EFFECT, 1, 42, "broken-ack-first");
             REPORTS.add(broken);
-            assertThat(broken.kills()).isEqualTo(1);
-            assertThat(broken.lost()).as("the broken consumer loses what it acked: %s", broken).isGreaterThanOrEqualTo(1);
-            assertThat(broken.exact()).isFalse();
+            assertBites(broken);
             // the same kill on the real consumer is the INSIDE_EFFECT step of everyEffectRunsExactlyOnce... above
         }
     }
 
+    /** One combination per transport; the Redis store's bite runs in the full tier ({@link CrashMatrixSlowIT}). */
     static Stream<Combination> combinations() {
-        return Stream.of(Combination.values());
+        return Stream.of(Combination.PG_RABBIT, Combination.PG_SQS, Combination.PG_KAFKA);
     }
 
     /**
@@ -168,6 +168,12 @@ class CrashHarnessIT {
     }
 
     /** No problem reported, nothing lost, nothing run twice, nothing left unsettled. */
+    static void assertBites(CrashHarness.Report broken) {
+        assertThat(broken.kills()).isEqualTo(1);
+        assertThat(broken.lost()).as("the broken consumer loses what it acked: %s", broken).isGreaterThanOrEqualTo(1);
+        assertThat(broken.exact()).isFalse();
+    }
+
     static void assertExact(CrashHarness.Report report) {
         assertThat(report.problems()).as(report.toString()).isEmpty();
         assertThat(report.lost()).as("lost: %s", report).isZero();

@@ -67,6 +67,16 @@ class CrashMatrixSlowIT {
                 ? KILLS / 2 : KILLS);
     }
 
+    /** The bite of {@link CrashHarnessIT} on the Redis store: a consumer that acknowledges before it commits loses. */
+    @org.junit.jupiter.api.Test
+    void theHarnessCatchesAConsumerThatAcknowledgesBeforeItCommitsOnRedis() throws Exception {
+        try (CrashHarness harness = new CrashHarness(Combination.REDIS_RABBIT)) {
+            CrashHarness.Report broken = harness.run(CrashPoint.INSIDE_EFFECT, 1, 42, "broken-ack-first");
+            System.out.println("crash-harness " + broken);
+            CrashHarnessIT.assertBites(broken);
+        }
+    }
+
     @AfterAll
     static void table() throws IOException {
         StringBuilder t = new StringBuilder("| combination | mode | crash point | runs | kills | lost | duplicated | unsettled |\n"

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Engine faults mid-stream, with the crash harness's totals check (every effect exactly once, nothing unsettled): the
- * broker closing the consumer's connections (in {@code verify}) and Redis restarted (full tier); PostgreSQL restarted:
+ * Engine faults mid-stream, with the crash harness's totals check (every effect exactly once, nothing unsettled), in
+ * the full tier: the broker closing the consumer's connections and Redis restarted; PostgreSQL restarted:
  * {@link PostgresRestartSlowIT}. Redis is never the machine's own (which keeps nothing on disk, so restarting it would
  * wipe everyone's data) but a private {@code redis-server} with an append-only file, started, restarted and stopped
  * here.
@@ -28,6 +28,7 @@ class EngineFaultsIT {
     private static final List<CrashHarness.Report> REPORTS = new ArrayList<>();
 
     @Test
+    @Tag("slow") // full tier: adapters-rabbit's ConnectionLossIT closes a consumer's connection from the broker
     void rabbitMqClosingTheConsumersConnectionsLosesNothingAndRunsNothingTwice() throws Exception {
         try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT)) {
             java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
