@@ -1,22 +1,25 @@
 package dev.idemkit.app.crash;
 
-import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.not;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
-
+import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
+import java.security.ProtectionDomain;
+import java.util.Map;
 import net.bytebuddy.agent.ByteBuddyAgent;
-import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.asm.Advice;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.ClassVisitor;
+import org.objectweb.asm.ClassWriter;
+import org.objectweb.asm.MethodVisitor;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
 import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 
 /**
  * Weaves {@link CrashProbe} calls into the adapters of a crash child, between two broker calls that production
  * code makes back to back, so the harness can SIGKILL the process exactly there. Nothing in the production
- * classes knows: the child starts with {@code -javaagent:byte-buddy-agent.jar} and this installs the advice
- * before any adapter class is loaded.
+ * classes knows: the child starts with {@code -javaagent:byte-buddy-agent.jar} (for the {@link Instrumentation}
+ * only) and this registers a class file transformer before any adapter class is loaded, which adds one static call
+ * in front of every normal return of the methods below (a method that throws reaches no probe).
  *
  * <ul>
  *   <li>RabbitMQ: after {@code ConfirmingPublisher.publish} returned (the broker confirmed the copy) and before
@@ -27,85 +30,98 @@ import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
  *   <li>Kafka: after {@code KafkaMessageTransport.sendAndWait} returned (the broker acked the copy): a retry copy or a
  *       dead letter before the original's offset is settled, a redrive copy before its id is recorded as redriven.
  * </ul>
+ *
+ * <p>Plain ASM on purpose: the child loads a few dozen classes for it, where an agent built with Byte Buddy loaded
+ * some 1,500 and cost each child about a second of its start.
  */
 public final class CrashAgent {
-    private static final String SQS_CLIENT = "software.amazon.awssdk.services.sqs.DefaultSqsClient";
+    private static final String HOOKS = Type.getInternalName(CrashAgent.class);
+
+    /** Per class (internal name), per method (name + descriptor), the hook to call with which arguments. */
+    private static final Map<String, Map<String, Hook>> TARGETS = Map.of(
+            "dev/idemkit/adapters/rabbit/ConfirmingPublisher", Map.of(
+                    "publish(Ljava/lang/String;Lcom/rabbitmq/client/AMQP$BasicProperties;[B)V",
+                    new Hook("rabbitPublished", "(Ljava/lang/String;)V", 0)),
+            "dev/idemkit/adapters/rabbit/RabbitDeadLetterQueue", Map.of(
+                    "publishConfirmed(Lcom/rabbitmq/client/Channel;Ljava/lang/String;"
+                            + "Lcom/rabbitmq/client/AMQP$BasicProperties;[B)V",
+                    new Hook("redrivePublished", "()V", -1)),
+            "software/amazon/awssdk/services/sqs/DefaultSqsClient", Map.of(
+                    "sendMessage(Lsoftware/amazon/awssdk/services/sqs/model/SendMessageRequest;)"
+                            + "Lsoftware/amazon/awssdk/services/sqs/model/SendMessageResponse;",
+                    new Hook("sqsSent", "(Lsoftware/amazon/awssdk/services/sqs/model/SendMessageRequest;)V", 0)),
+            "dev/idemkit/adapters/kafka/KafkaMessageTransport", Map.of(
+                    "sendAndWait(Lorg/apache/kafka/clients/producer/KafkaProducer;"
+                            + "Lorg/apache/kafka/clients/producer/ProducerRecord;Ljava/time/Duration;)V",
+                    new Hook("kafkaSent", "(Lorg/apache/kafka/clients/producer/ProducerRecord;)V", 1)));
+
+    /** A static method of this class, called with the method's reference argument number {@code argument} (-1: none). */
+    private record Hook(String name, String descriptor, int argument) {}
 
     private CrashAgent() {}
 
-    /** Installs the advice; call first thing in the child's main. */
+    /** Registers the transformer; call first thing in the child's main, before any adapter class is loaded. */
     public static void install() {
         Instrumentation inst = ByteBuddyAgent.getInstrumentation();
-        // installed before any adapter class is loaded: no loaded class to retransform, and every class loaded
-        // later is matched by its name alone (nothing else is parsed), which keeps the child's start-up short
-        new AgentBuilder.Default()
-                .disableClassFormatChanges()
-                .with(AgentBuilder.RedefinitionStrategy.DISABLED)
-                .with(AgentBuilder.PoolStrategy.Default.FAST)
-                .ignore(not(nameStartsWith("dev.idemkit.adapters.").or(named(SQS_CLIENT))))
-                .type(named("dev.idemkit.adapters.rabbit.ConfirmingPublisher"))
-                .transform((builder, type, loader, module, domain) -> builder.visit(
-                        Advice.to(RabbitPublishAdvice.class).on(named("publish").and(takesArguments(3)))))
-                .type(named("dev.idemkit.adapters.rabbit.RabbitDeadLetterQueue"))
-                .transform((builder, type, loader, module, domain) -> builder.visit(
-                        Advice.to(RabbitRedriveAdvice.class).on(named("publishConfirmed"))))
-                .type(named(SQS_CLIENT))
-                .transform((builder, type, loader, module, domain) -> builder.visit(
-                        Advice.to(SqsSendAdvice.class).on(named("sendMessage")
-                                .and(takesArguments(SendMessageRequest.class)))))
-                .type(named("dev.idemkit.adapters.kafka.KafkaMessageTransport"))
-                .transform((builder, type, loader, module, domain) -> builder.visit(
-                        Advice.to(KafkaSendAdvice.class).on(named("sendAndWait"))))
-                .installOn(inst);
+        inst.addTransformer(new ClassFileTransformer() {
+            @Override
+            public byte[] transform(ClassLoader loader, String className, Class<?> redefined, ProtectionDomain domain,
+                    byte[] classfile) {
+                Map<String, Hook> methods = className == null ? null : TARGETS.get(className);
+                return methods == null ? null : weave(classfile, methods);
+            }
+        });
     }
 
-    /** Advice: a confirmed RabbitMQ publish returned. */
-    public static final class RabbitPublishAdvice {
-        private RabbitPublishAdvice() {}
-
-        @Advice.OnMethodExit(onThrowable = Throwable.class)
-        public static void exit(@Advice.Argument(0) String queue, @Advice.Thrown Throwable thrown) {
-            if (thrown == null) {
-                CrashProbe.published(queue);
+    private static byte[] weave(byte[] classfile, Map<String, Hook> methods) {
+        ClassReader reader = new ClassReader(classfile);
+        ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
+        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                    String[] exceptions) {
+                MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
+                Hook hook = methods.get(name + descriptor);
+                if (hook == null) {
+                    return mv;
+                }
+                // the arguments (all references or one-slot values here) follow {@code this} unless the method is static
+                int slot = hook.argument() < 0 ? -1
+                        : hook.argument() + ((access & Opcodes.ACC_STATIC) != 0 ? 0 : 1);
+                return new MethodVisitor(Opcodes.ASM9, mv) {
+                    @Override
+                    public void visitInsn(int opcode) {
+                        if (opcode >= Opcodes.IRETURN && opcode <= Opcodes.RETURN) {
+                            if (slot >= 0) {
+                                super.visitVarInsn(Opcodes.ALOAD, slot);
+                            }
+                            super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, hook.name(), hook.descriptor(), false);
+                        }
+                        super.visitInsn(opcode);
+                    }
+                };
             }
-        }
+        }, 0);
+        return writer.toByteArray();
     }
 
-    /** Advice: a redrive's confirmed publish returned. */
-    public static final class RabbitRedriveAdvice {
-        private RabbitRedriveAdvice() {}
-
-        @Advice.OnMethodExit(onThrowable = Throwable.class)
-        public static void exit(@Advice.Thrown Throwable thrown) {
-            if (thrown == null) {
-                CrashProbe.reached(CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL);
-            }
-        }
+    /** A confirmed RabbitMQ publish returned. */
+    public static void rabbitPublished(String queue) {
+        CrashProbe.published(queue);
     }
 
-    /** Advice: a Kafka send was acked. */
-    public static final class KafkaSendAdvice {
-        private KafkaSendAdvice() {}
-
-        @Advice.OnMethodExit(onThrowable = Throwable.class)
-        public static void exit(@Advice.Argument(1) ProducerRecord<?, ?> record, @Advice.Thrown Throwable thrown) {
-            if (thrown == null) {
-                CrashProbe.kafkaSent(record.topic(),
-                        record.headers().lastHeader("x-idemkit-redrive-approved-by") != null);
-            }
-        }
+    /** A redrive's confirmed RabbitMQ publish returned. */
+    public static void redrivePublished() {
+        CrashProbe.reached(CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL);
     }
 
-    /** Advice: an SQS SendMessage returned. */
-    public static final class SqsSendAdvice {
-        private SqsSendAdvice() {}
+    /** An SQS SendMessage returned. */
+    public static void sqsSent(SendMessageRequest request) {
+        CrashProbe.sqsSent(request.queueUrl(), request.messageAttributes().containsKey("x-idemkit-redrive-approved-by"));
+    }
 
-        @Advice.OnMethodExit(onThrowable = Throwable.class)
-        public static void exit(@Advice.Argument(0) SendMessageRequest request, @Advice.Thrown Throwable thrown) {
-            if (thrown == null) {
-                CrashProbe.sqsSent(request.queueUrl(),
-                        request.messageAttributes().containsKey("x-idemkit-redrive-approved-by"));
-            }
-        }
+    /** A Kafka send was acked. */
+    public static void kafkaSent(ProducerRecord<?, ?> record) {
+        CrashProbe.kafkaSent(record.topic(), record.headers().lastHeader("x-idemkit-redrive-approved-by") != null);
     }
 }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
@@ -24,8 +25,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * per combination ({@link CrashHarness#runChain}); the Redis store is killed around its own commit. Then every
  * message's effect exactly once, nothing unsettled. The harness is shown to bite on every transport (a consumer
  * that acknowledges before it commits loses messages, single or batched; one without an inbox runs an effect twice;
- * the same bite on the Redis store is in the full tier), and the quorum
- * queue's delivery limit is shown to end a consumer-killing message in the DLQ. The cases run two at a time (their
+ * the same bite on the Redis store is in the full tier); in the full tier the quorum queue's delivery limit is shown
+ * to end a consumer-killing message in the DLQ. The cases run two at a time (their
  * queues, schemas and key prefixes are their own). Every point of every combination, 20 kills each:
  * {@link CrashMatrixSlowIT} in the full tier.
  */
@@ -108,6 +109,7 @@ class CrashHarnessIT {
      * forever (the loop gives up after limit + 3 and reports it).
      */
     @Test
+    @Tag("slow") // full tier: QueueTypeIT ends a message whose consumer dies holding it in the DLQ (a connection abort)
     void aMessageThatMakesItsConsumerProcessExitEndsInTheDeadLetterQueueAfterTheDeliveryLimit() throws Exception {
         int limit = 3;
         try (CrashHarness harness = new CrashHarness(Combination.PG_RABBIT, java.util.Map.of(
