@@ -34,6 +34,9 @@ public final class GlobalOptions {
     @Option(names = "--pg-schema", description = "schema for idemkit's and the app's tables (default public)")
     String pgSchema;
 
+    @Option(names = "--pg-pool-size", paramLabel = "N", description = "PostgreSQL connections per process (default 32)")
+    Integer pgPoolSize;
+
     @Option(names = "--redis-url", paramLabel = "URL", description = "default redis://127.0.0.1:6379")
     String redisUrl;
 
@@ -104,6 +107,7 @@ public final class GlobalOptions {
         put(f, "pg.user", pgUser);
         put(f, "pg.password", pgPassword);
         put(f, "pg.schema", pgSchema);
+        put(f, "pg.pool.size", pgPoolSize == null ? null : pgPoolSize.toString());
         put(f, "redis.url", redisUrl);
         put(f, "redis.prefix", redisPrefix);
         put(f, "rabbit.uri", rabbitUri);

@@ -49,7 +49,7 @@ class CommandLineIT {
                 "--kafka-bootstrap-servers", "127.0.0.1:1");
 
         assertThat(run.exitCode()).as("exit code; err: %s", run.err()).isEqualTo(3);
-        assertThat(run.err()).contains("kafka").contains("127.0.0.1:1");
+        assertThat(run.err()).contains("kafka").contains("127.0.0.1:1").contains("refused");
         assertOneLine(run);
     }
 

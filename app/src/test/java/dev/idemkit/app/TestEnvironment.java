@@ -44,6 +44,8 @@ public final class TestEnvironment {
         env.put("IDEMKIT_PG_USER", PG_USER);
         env.put("IDEMKIT_PG_PASSWORD", PG_PASSWORD);
         env.put("IDEMKIT_PG_SCHEMA", schema);
+        // the tests run two classes at a time against one server (max_connections 100 here): 8 per instance, not 32
+        env.put("IDEMKIT_PG_POOL_SIZE", "8");
         env.put("IDEMKIT_REDIS_URL", REDIS_URL);
         env.put("IDEMKIT_RABBIT_URI", RABBIT_URI);
         env.put("IDEMKIT_TRANSPORT", "rabbit");

@@ -73,6 +73,12 @@ public final class KafkaMessageTransport implements MessageTransport {
      * @throws TransportException naming the bootstrap servers when none answered within {@code patience}
      */
     public void awaitBroker(Duration patience) {
+        if (!anyBootstrapServerListens()) {
+            // nothing accepts a connection at any address (a wrong port, no broker started): say so at once instead
+            // of waiting out the admin client's retries
+            throw new TransportException("no Kafka broker listens at " + settings.bootstrapServers()
+                    + " (every address refused the connection)");
+        }
         try {
             admin.describeCluster(new org.apache.kafka.clients.admin.DescribeClusterOptions()
                     .timeoutMs((int) patience.toMillis())).clusterId().get(patience.toMillis() + 1000,
@@ -84,6 +90,26 @@ public final class KafkaMessageTransport implements MessageTransport {
             Thread.currentThread().interrupt();
             throw new TransportException("interrupted while waiting for Kafka at " + settings.bootstrapServers(), e);
         }
+    }
+
+    private boolean anyBootstrapServerListens() {
+        for (String address : settings.bootstrapServers().split(",")) {
+            String a = address.trim();
+            int colon = a.lastIndexOf(':');
+            if (colon < 0) {
+                return true; // not host:port: let the client itself say what is wrong with it
+            }
+            try (java.net.Socket s = new java.net.Socket()) {
+                s.connect(new java.net.InetSocketAddress(a.substring(0, colon), Integer.parseInt(a.substring(colon + 1))),
+                        1_000);
+                return true;
+            } catch (java.net.ConnectException | java.net.UnknownHostException | IllegalArgumentException e) {
+                // refused or unresolvable: try the next one
+            } catch (java.io.IOException e) {
+                return true; // silent or slow, not refused: the admin client's own wait decides
+            }
+        }
+        return false;
     }
 
     public KafkaSettings settings() {

@@ -125,6 +125,8 @@ public final class PostgresDatabase implements AutoCloseable {
         c.setMaximumPoolSize(s.poolSize());
         c.setAutoCommit(false);
         c.setPoolName("idemkit-pg-" + s.schema());
+        // what pg_stat_activity shows for these connections (an operator counting who holds the server's slots)
+        c.addDataSourceProperty("ApplicationName", "idemkit-pg-" + s.schema());
         return new HikariDataSource(c);
     }
 

@@ -44,20 +44,22 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         }
     }
 
-    /** PostgreSQL: no URL means the embedded server. */
-    public record PostgresChoice(Optional<String> url, String user, String password, String schema) {
+    /** PostgreSQL: no URL means the embedded server; {@code poolSize} connections per process (default 32). */
+    public record PostgresChoice(Optional<String> url, String user, String password, String schema, int poolSize) {
+        public static final int DEFAULT_POOL_SIZE = 32;
+
         public PostgresChoice withUrl(String other) {
-            return new PostgresChoice(Optional.of(other), user, password, schema);
+            return new PostgresChoice(Optional.of(other), user, password, schema, poolSize);
         }
 
         public PostgresChoice withSchema(String other) {
-            return new PostgresChoice(url, user, password, other);
+            return new PostgresChoice(url, user, password, other, poolSize);
         }
 
         @Override
         public String toString() {
             return "PostgresChoice[url=" + url.orElse("(embedded)") + ", user=" + user + ", password="
-                    + (password.isEmpty() ? "(none)" : "***") + ", schema=" + schema + "]";
+                    + (password.isEmpty() ? "(none)" : "***") + ", schema=" + schema + ", poolSize=" + poolSize + "]";
         }
     }
 
@@ -220,7 +222,8 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
             throw new ConfigException("pg.schema", "expected a lowercase SQL identifier, got '" + schema + "'");
         }
         StoreSettings store = new StoreSettings(storeKind,
-                new PostgresChoice(pgUrl, s.get("pg.user").orElse("postgres"), s.get("pg.password").orElse(""), schema),
+                new PostgresChoice(pgUrl, s.get("pg.user").orElse("postgres"), s.get("pg.password").orElse(""), schema,
+                        integer(s, "pg.pool.size", PostgresChoice.DEFAULT_POOL_SIZE, 1, 500)),
                 new RedisChoice(uri(s, "redis.url", "redis://127.0.0.1:6379", "redis", "rediss"), redisPrefix(s),
                         redisOptions(s)),
                 duration(s, "inbox.retention", Duration.ofDays(7)));

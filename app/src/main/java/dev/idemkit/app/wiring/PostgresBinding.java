@@ -55,7 +55,7 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     static PostgresBinding start(AppSettings s, EmbeddedEngines engines) {
         String url = s.store().postgres().url().orElseGet(engines::postgresJdbcUrl);
         String origin = s.store().postgres().url().isPresent() ? "at" : "(embedded, started in this process) at";
-        return new PostgresBinding(new PostgresSettings(url, s.store().postgres().user(), s.store().postgres().password(), s.store().postgres().schema(), 32),
+        return new PostgresBinding(new PostgresSettings(url, s.store().postgres().user(), s.store().postgres().password(), s.store().postgres().schema(), s.store().postgres().poolSize()),
                 s.store().inboxRetention(), origin);
     }
 

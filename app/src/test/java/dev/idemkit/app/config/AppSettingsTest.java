@@ -178,6 +178,12 @@ class AppSettingsTest {
     }
 
     @Test
+    void thePostgresPoolSizeIsASettingWith32ByDefault() {
+        assertThat(resolve().store().postgres().poolSize()).isEqualTo(32);
+        assertThat(resolve("pg.pool.size", "8").store().postgres().poolSize()).isEqualTo(8);
+    }
+
+    @Test
     void eachConcernCopiesOnItsOwn() {
         AppSettings s = resolve("transport", "rabbit", "pg.schema", "orders");
         AppSettings onSqs = s.withTransport(s.transport().withKind(AppSettings.TransportKind.SQS));
@@ -239,6 +245,8 @@ class AppSettingsTest {
         "redis.prefix,   'a:b'",
         "sqs.endpoint,   ftp://x",
         "pg.schema,      Bad-Schema",
+        "pg.pool.size,   0",
+        "pg.pool.size,   many",
         "store,          mysql",
         "transport,      nats",
         "http.port,      -1",

@@ -182,9 +182,9 @@ public final class CrashChild {
                     .withMaxAttemptsHint(5), Clock.system(), System.getProperty("idemkit.crash.connection", "crash"));
         }
         if (c.transport == Combination.Transport.KAFKA) {
-            // a killed child's partitions go to the next one when its 3 s session expires
+            // a killed child's partitions go to the next one when its 2 s session expires (the test broker's minimum)
             return new KafkaMessageTransport(KafkaSettings.defaults(System.getProperty("idemkit.crash.kafka"))
-                    .withConcurrency(4).withSessionTimeout(Duration.ofSeconds(3)).withCloseGrace(Duration.ofSeconds(5)));
+                    .withConcurrency(4).withSessionTimeout(Duration.ofSeconds(2)).withCloseGrace(Duration.ofSeconds(5)));
         }
         return new SqsMessageTransport(SqsSettings.local(URI.create(System.getProperty("idemkit.crash.sqsEndpoint")))
                 .withWaitTimeSeconds(1).withMaxConcurrentHandlers(4).withVisibility(Duration.ofSeconds(3),
