@@ -177,6 +177,7 @@ public final class KafkaMessageTransport implements MessageTransport {
     @Override
     public void close() {
         subscriptions.forEach(KafkaSubscription::close);
+        deadLetters.close();
         producer.close(Duration.ofSeconds(5));
         admin.close(Duration.ofSeconds(5));
     }

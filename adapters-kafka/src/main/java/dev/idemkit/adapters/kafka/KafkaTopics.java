@@ -141,6 +141,30 @@ final class KafkaTopics {
         }
     }
 
+    /**
+     * The partitions of {@code name} as the broker describes them (empty when there is no such topic). Asked of the
+     * admin client: a consumer's {@code partitionsFor} waits for a metadata refresh on a topic it has not seen yet
+     * (half a second here, on every read of a dead-letter topic).
+     */
+    List<org.apache.kafka.common.TopicPartition> partitionsOf(String name) {
+        try {
+            var d = admin.describeTopics(List.of(name)).allTopicNames().get(ADMIN_TIMEOUT.toMillis(),
+                    TimeUnit.MILLISECONDS).get(name);
+            return d == null ? List.of() : d.partitions().stream()
+                    .map(p -> new org.apache.kafka.common.TopicPartition(name, p.partition())).toList();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+                return List.of();
+            }
+            throw new TransportException("could not describe topic " + name, e.getCause());
+        } catch (TimeoutException e) {
+            throw new TransportException("could not describe topic " + name + " within " + ADMIN_TIMEOUT, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while describing topic " + name, e);
+        }
+    }
+
     /** {@code retention.ms} of a topic as the broker reports it; empty for -1 (kept forever) or no topic. */
     Optional<Duration> retention(String name) {
         ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, name);
