@@ -136,14 +136,12 @@ final class ServeCommand extends AppCommand {
                 for (ConsumerKind kind : ConsumerKind.values()) {
                     String queue = assembly.transportBinding().queue(kind.queue());
                     if (batchSize == 1) {
-                        subscriptions.add(assembly.transport().subscribe(queue,
-                                assembly.tracing().consumer(queue, assembly.consumer(kind))));
+                        subscriptions.add(assembly.transport().subscribe(queue, assembly.consumer(kind)));
                     } else {
                         BatchingConsumer<?> batching = assembly.batchedConsumer(kind, BatchingConsumer.BatchSettings
                                 .defaults().withMaxBatch(batchSize).withLinger(Duration.ofMillis(batchWaitMillis)));
                         batchers.add(batching);
-                        subscriptions.add(assembly.transport().subscribe(queue,
-                                assembly.tracing().consumer(queue, batching)));
+                        subscriptions.add(assembly.transport().subscribe(queue, batching));
                     }
                     out().println("idemkit " + assembly.deadLetterRetention(queue));
                     DeadLetters dlq = deadLetters.get(queue);

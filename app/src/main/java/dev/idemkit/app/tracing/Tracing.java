@@ -4,6 +4,7 @@ import dev.idemkit.domain.ConsumerName;
 import dev.idemkit.domain.Message;
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.ports.out.ConsumerEvents;
+import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.OutgoingMessage;
@@ -19,9 +20,7 @@ import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import java.time.Duration;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -51,8 +50,6 @@ public final class Tracing {
     static final AttributeKey<String> HTTP_METHOD = AttributeKey.stringKey("http.request.method");
     static final AttributeKey<String> HTTP_ROUTE = AttributeKey.stringKey("http.route");
     static final AttributeKey<Long> HTTP_STATUS = AttributeKey.longKey("http.response.status_code");
-    /** Deliveries whose decision is pending, at most this many (beyond: ended as "unknown", so nothing grows). */
-    static final int MAX_OPEN = 100_000;
 
     private static final TextMapGetter<Map<String, String>> GETTER = new TextMapGetter<>() {
         @Override
@@ -68,9 +65,6 @@ public final class Tracing {
 
     private final Tracer tracer;
     private final TextMapPropagator propagator;
-    /** Consumer spans by their message (the runtimes report a decision with the same instance). */
-    private final Map<Message, Span> open = Collections.synchronizedMap(new IdentityHashMap<>());
-
     private final String description;
     private final Runnable onClose;
     /** False for {@link #none()}: the consumer and decision hooks are then not installed at all (no hot-path cost). */
@@ -106,39 +100,11 @@ public final class Tracing {
         onClose.run();
     }
 
-    /** {@code handler} with a consumer span per delivery, current while the handler runs on this thread. */
-    public DeliveryHandler consumer(String queue, DeliveryHandler handler) {
-        if (!enabled) {
-            return handler;
-        }
-        return delivery -> {
-            Message m = delivery.message();
-            Span span = tracer.spanBuilder("process " + queue).setSpanKind(SpanKind.CONSUMER)
-                    .setParent(propagator.extract(Context.root(), m.headers(), GETTER))
-                    .setAttribute(DESTINATION, queue).setAttribute(OPERATION, "process")
-                    .setAttribute(MESSAGE_ID, printable(m.rawId())).setAttribute(ATTEMPT, (long) delivery.attempt())
-                    .startSpan();
-            if (open.size() >= MAX_OPEN) {
-                span.setAttribute(DECISION, "untracked");
-                span.end();
-            } else {
-                open.put(m, span);
-            }
-            try (Scope ignored = span.makeCurrent()) {
-                handler.onDelivery(delivery);
-            } catch (RuntimeException | Error e) {
-                Span s = open.remove(m);
-                if (s != null) {
-                    s.recordException(e);
-                    s.setStatus(StatusCode.ERROR);
-                    s.end();
-                }
-                throw e;
-            }
-        };
-    }
-
-    /** {@code inner}'s decisions, and each ends its delivery's span with the decision and the store latency. */
+    /**
+     * {@code inner}'s decisions, and a consumer span per delivery through the flow's hooks: started when the delivery
+     * enters the flow (a child of the context its message carries), current while its effect runs on the flow's thread,
+     * ended with the decision and the store latency (batched deliveries: when their batch settles).
+     */
     public ConsumerEvents events(ConsumerEvents inner) {
         if (!enabled) {
             return inner;
@@ -150,20 +116,59 @@ public final class Tracing {
             }
 
             @Override
-            public void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency, Message message) {
-                inner.onDecision(consumer, decision, storeLatency, message);
-                Span span = open.remove(message);
-                if (span != null) {
-                    span.setAttribute(CONSUMER, consumer.value());
-                    span.setAttribute(DECISION, decision.name().toLowerCase(Locale.ROOT));
-                    span.setAttribute(STORE_MS, storeLatency.toNanos() / 1e6);
-                    if (decision == Decision.DEAD_LETTERED) {
-                        span.setStatus(StatusCode.ERROR, "dead-lettered");
-                    }
-                    span.end();
-                }
+            public Observation started(ConsumerName consumer, Delivery delivery) {
+                Observation metrics = inner.started(consumer, delivery);
+                Message m = delivery.message();
+                Span span = tracer.spanBuilder("process " + m.originQueue()).setSpanKind(SpanKind.CONSUMER)
+                        .setParent(propagator.extract(Context.root(), m.headers(), GETTER))
+                        .setAttribute(DESTINATION, m.originQueue()).setAttribute(OPERATION, "process")
+                        .setAttribute(MESSAGE_ID, printable(m.rawId())).setAttribute(ATTEMPT, (long) delivery.attempt())
+                        .setAttribute(CONSUMER, consumer.value()).startSpan();
+                return new SpanObservation(span, metrics);
             }
         };
+    }
+
+    /** One delivery's consumer span. */
+    private static final class SpanObservation implements ConsumerEvents.Observation {
+        private final Span span;
+        private final ConsumerEvents.Observation metrics;
+
+        SpanObservation(Span span, ConsumerEvents.Observation metrics) {
+            this.span = span;
+            this.metrics = metrics;
+        }
+
+        @Override
+        public void decided(ConsumerEvents.Decision decision, Duration storeLatency) {
+            metrics.decided(decision, storeLatency);
+            span.setAttribute(DECISION, decision.name().toLowerCase(Locale.ROOT));
+            span.setAttribute(STORE_MS, storeLatency.toNanos() / 1e6);
+            if (decision == ConsumerEvents.Decision.DEAD_LETTERED) {
+                span.setStatus(StatusCode.ERROR, "dead-lettered");
+            }
+            span.end();
+        }
+
+        @Override
+        public void failed(Throwable failure) {
+            metrics.failed(failure);
+            span.recordException(failure);
+        }
+
+        @Override
+        public void abandoned(Throwable cause) {
+            metrics.abandoned(cause);
+            span.recordException(cause);
+            span.setStatus(StatusCode.ERROR, "not settled");
+            span.end();
+        }
+
+        @Override
+        public ConsumerEvents.Scope enter() {
+            Scope scope = span.makeCurrent();
+            return scope::close;
+        }
     }
 
     /**

@@ -56,7 +56,7 @@ class MessageLifeTraceIT {
             dev.idemkit.ports.service.BatchingConsumer<?> batching = assembly.batchedConsumer("trace-batch",
                     dev.idemkit.app.wiring.ConsumerKind.CREDIT_ACCOUNT,
                     dev.idemkit.ports.service.BatchingConsumer.BatchSettings.defaults().withMaxBatch(10));
-            Subscription s = assembly.transport().subscribe(queue, tracing.consumer(queue, batching));
+            Subscription s = assembly.transport().subscribe(queue, batching);
             try {
                 byte[] credit = ("{\"account_id\":\"" + account + "\",\"amount\":1.00}").getBytes(StandardCharsets.UTF_8);
                 for (String id : List.of("c-1", "c-2", "c-3", "c-1")) {
@@ -100,7 +100,7 @@ class MessageLifeTraceIT {
         try (Assembly assembly = Assembly.start(AppSettings.resolve(Sources.of(Map.of(), TestEnvironment.settings(
                 schema, "IDEMKIT_BACKOFF_BASE", "200ms", "IDEMKIT_BACKOFF_CAP", "500ms"))), new Tracing(sdk))) {
             Tracing tracing = assembly.tracing();
-            Subscription s = assembly.transport().subscribe(queue, tracing.consumer(queue, assembly.consumer(
+            Subscription s = assembly.transport().subscribe(queue, (assembly.consumer(
                     assembly.store(), consumerName, (message, work) -> {
                         int call = calls.incrementAndGet();
                         if (call == 1) {

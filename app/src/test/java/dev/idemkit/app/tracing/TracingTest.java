@@ -102,13 +102,11 @@ class TracingTest {
         }
     }
 
-    /** Without an SDK nothing is wrapped: the consumer and decision hooks cost the hot path nothing. */
+    /** Without an SDK nothing is wrapped: the flow's hooks cost the hot path nothing. */
     @Test
-    void withoutTracingTheHandlersAndEventsAreTheGivenOnes() {
+    void withoutTracingTheEventsAreTheGivenOnes() {
         dev.idemkit.ports.out.ConsumerEvents events = (c, d, l) -> { };
-        DeliveryHandler handler = d -> { };
         assertThat(Tracing.none().events(events)).isSameAs(events);
-        assertThat(Tracing.none().consumer("q", handler)).isSameAs(handler);
         assertThat(new Tracing(sdk).events(events)).isNotSameAs(events);
     }
 }

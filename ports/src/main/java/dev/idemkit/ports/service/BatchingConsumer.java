@@ -1,14 +1,13 @@
 package dev.idemkit.ports.service;
 
-import dev.idemkit.domain.KeyRules;
 import dev.idemkit.domain.Message;
-import dev.idemkit.domain.MessageId;
 import dev.idemkit.domain.Outcome;
 import dev.idemkit.domain.inbox.InboxDelivery;
 import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.ConsumerEvents.Decision;
+import dev.idemkit.ports.out.ConsumerEvents.Observation;
 import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.InboxStore;
@@ -17,17 +16,20 @@ import dev.idemkit.domain.retry.RandomSource;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The consumer loop, batched (DESIGN.md section 8): deliveries are collected (up to {@link BatchSettings#maxBatch} or
+ * The consumer loop, batched (docs/ARCHITECTURE.md section 8): deliveries are collected (up to {@link BatchSettings#maxBatch} or
  * what arrived within {@link BatchSettings#linger}), their keys and the effects of the new ones run in ONE
  * {@link InboxStore#runBatch} (one commit on a store that {@link InboxStore#batchesAtomically batches atomically}),
  * and only after it returned is every delivery of the batch settled: acknowledged, duplicates included.
@@ -35,7 +37,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Nothing is lost and nothing runs twice: until settled a delivery stays with the broker; a batch that throws is
  * handed delivery by delivery to the single-message {@link ConsumerRuntime} under the SAME consumer name (same keys),
  * which processes, retries with backoff or dead-letters each one; a delivery whose id is reused with another body, or
- * whose id or size is unusable, goes there too and is dead-lettered with the reason. {@link #onDelivery} only queues
+ * whose id or size is unusable ({@link DeliveryFlow#rejection}, the flow's own check), goes there too and is
+ * dead-lettered with the reason. {@link #onDelivery} only queues
  * (blocking when {@link BatchSettings#maxQueued} deliveries wait, so a transport without a prefetch bound is held
  * back). To stop: close this first (it hands new deliveries to the single-message path and settles what is queued),
  * then the subscription (which gives back whatever is still unsettled). Thread-safe.
@@ -91,13 +94,16 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
         }
     }
 
+    /** A delivery waiting for its batch, with the observation the flow's hooks started for it on arrival. */
+    private record Pending(Delivery delivery, Observation observation) {}
+
     private final ConsumerSettings settings;
     private final InboxStore<U> inbox;
     private final BatchHandler<? super U> batchHandler;
     private final BatchSettings batch;
-    private final ConsumerEvents events;
+    private final DeliveryFlow flow;
     private final ConsumerRuntime<U> single;
-    private final LinkedBlockingQueue<Delivery> queue;
+    private final LinkedBlockingQueue<Pending> queue;
     private final ReentrantLock collecting = new ReentrantLock();
     private final List<Thread> workers = new ArrayList<>();
     private final AtomicLong batches = new AtomicLong();
@@ -125,8 +131,8 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
         this.batchHandler = Objects.requireNonNull(batchHandler, "batchHandler");
         Objects.requireNonNull(handler, "handler");
         this.batch = Objects.requireNonNull(batch, "batch");
-        this.events = Objects.requireNonNull(events, "events");
-        this.single = new ConsumerRuntime<>(settings, inbox, handler, random, clock, events);
+        this.flow = new DeliveryFlow(settings, random, clock, events);
+        this.single = new ConsumerRuntime<>(flow, inbox, handler);
         this.queue = new LinkedBlockingQueue<>(batch.maxQueued());
         if (batch.maxBatch() > 1) {
             for (int i = 0; i < batch.workers(); i++) {
@@ -140,33 +146,33 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
 
     @Override
     public void onDelivery(Delivery delivery) {
-        Message m = delivery.message();
-        boolean eligible = m.rawId() != null && KeyRules.isValid(m.rawId()) && m.size() <= settings.maxBodyBytes();
+        Pending pending = new Pending(delivery, flow.started(delivery));
+        boolean eligible = flow.rejection(delivery.message()).isEmpty();
         if (!eligible || !running || workers.isEmpty()) {
-            handOver(delivery);
+            handOver(pending);
             return;
         }
         try {
-            while (!queue.offer(delivery, 100, TimeUnit.MILLISECONDS)) {
+            while (!queue.offer(pending, 100, TimeUnit.MILLISECONDS)) {
                 if (!running || workers.stream().noneMatch(Thread::isAlive)) {
-                    handOver(delivery); // stopping, or no worker left to take it: settle it here
+                    handOver(pending); // stopping, or no worker left to take it: settle it here
                     return;
                 }
             }
         } catch (InterruptedException e) {
-            handOver(delivery);
+            handOver(pending);
             Thread.currentThread().interrupt();
             return;
         }
-        if (!running && queue.remove(delivery)) {
-            handOver(delivery); // queued after close() drained the queue
+        if (!running && queue.remove(pending)) {
+            handOver(pending); // queued after close() drained the queue
         }
     }
 
     private void work() {
-        List<Delivery> taken = new ArrayList<>(batch.maxBatch());
+        List<Pending> taken = new ArrayList<>(batch.maxBatch());
         // the deliveries of the current batch already settled or handed over: never twice, never none
-        java.util.Set<Delivery> settled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        Set<Pending> settled = Collections.newSetFromMap(new IdentityHashMap<>());
         while (running || !queue.isEmpty()) {
             try {
                 collect(taken);
@@ -193,10 +199,10 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
     }
 
     /** One worker collects at a time (the others run their batches meanwhile), so arrivals are not split thin. */
-    private void collect(List<Delivery> taken) throws InterruptedException {
+    private void collect(List<Pending> taken) throws InterruptedException {
         collecting.lockInterruptibly();
         try {
-            Delivery first = queue.poll(20, TimeUnit.MILLISECONDS);
+            Pending first = queue.poll(20, TimeUnit.MILLISECONDS);
             if (first == null) {
                 return;
             }
@@ -204,7 +210,7 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             queue.drainTo(taken, batch.maxBatch() - 1);
             long deadline = System.nanoTime() + batch.linger().toNanos();
             while (taken.size() < batch.maxBatch() && running) {
-                Delivery next = queue.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                Pending next = queue.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
                 if (next == null) {
                     break;
                 }
@@ -217,13 +223,14 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
     }
 
     /** Run first, settle after: an acknowledgement never precedes the commit of its key and effect. */
-    private void settle(List<Delivery> taken, java.util.Set<Delivery> settled) {
+    private void settle(List<Pending> taken, Set<Pending> settled) {
         List<InboxDelivery> deliveries = new ArrayList<>(taken.size());
         Map<InboxKey, Message> firstOf = new HashMap<>();
-        for (Delivery d : taken) {
-            InboxKey key = new InboxKey(settings.name(), new MessageId(d.message().rawId()));
-            deliveries.add(new InboxDelivery(key, d.message().fingerprint()));
-            firstOf.putIfAbsent(key, d.message());
+        for (Pending p : taken) {
+            Message m = p.delivery().message();
+            InboxKey key = flow.key(m);
+            deliveries.add(new InboxDelivery(key, m.fingerprint()));
+            firstOf.putIfAbsent(key, m);
         }
         long began = System.nanoTime();
         List<Outcome> outcomes;
@@ -241,9 +248,9 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
                 e.addSuppressed(first);
                 LOG.log(Level.WARNING, "decision=batch-failed consumer={0} size={1} cause=\"{2}\" (each delivery goes"
                         + " through the single-message path)", settings.name().value(), taken.size(), e.toString());
-                for (Delivery d : taken) {
-                    settled.add(d);
-                    handOver(d);
+                for (Pending p : taken) {
+                    settled.add(p);
+                    handOver(p);
                 }
                 return;
             }
@@ -255,16 +262,18 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
         batched.addAndGet(taken.size());
         Duration each = latency.dividedBy(taken.size());
         List<Delivery> acks = new ArrayList<>(taken.size());
+        List<Pending> ackedPending = new ArrayList<>(taken.size());
         List<Outcome> acked = new ArrayList<>(taken.size());
         for (int i = 0; i < taken.size(); i++) {
-            Delivery d = taken.get(i);
+            Pending p = taken.get(i);
             Outcome outcome = outcomes.get(i);
-            settled.add(d);
+            settled.add(p);
             if (outcome instanceof Outcome.Rejected) {
-                handOver(d); // the single-message path decides it again (rejected) and dead-letters it with the reason
+                handOver(p); // the single-message path decides it again (rejected) and dead-letters it with the reason
                 continue;
             }
-            acks.add(d);
+            acks.add(p.delivery());
+            ackedPending.add(p);
             acked.add(outcome);
         }
         try {
@@ -276,8 +285,8 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
         for (int i = 0; i < acked.size(); i++) {
             Outcome outcome = acked.get(i);
             try {
-                events.onDecision(settings.name(), outcome.effectRan() ? Decision.PROCESSED : Decision.DUPLICATE, each,
-                        acks.get(i).message());
+                ackedPending.get(i).observation().decided(outcome.effectRan() ? Decision.PROCESSED
+                        : Decision.DUPLICATE, each);
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "consumer events failed: {0}", e.toString());
             }
@@ -299,10 +308,10 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
         return outcomes;
     }
 
-    private void handOver(Delivery d) {
+    private void handOver(Pending p) {
         viaSingle.incrementAndGet();
         try {
-            single.onDelivery(d);
+            single.onDelivery(p.delivery(), p.observation());
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "decision=single-failed consumer={0} cause=\"{1}\" (left unsettled: the broker"
                     + " redelivers it)", settings.name().value(), e.toString());
@@ -352,10 +361,11 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             }
         }
         int left = 0;
-        for (Delivery d = queue.poll(); d != null; d = queue.poll()) {
+        for (Pending p = queue.poll(); p != null; p = queue.poll()) {
             if (System.nanoTime() < deadline) {
-                handOver(d);
+                handOver(p);
             } else {
+                p.observation().abandoned(new IllegalStateException("left unsettled at close"));
                 left++; // unsettled: the subscription gives it back to the broker when it closes
             }
         }

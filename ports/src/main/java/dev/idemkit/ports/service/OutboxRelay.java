@@ -1,12 +1,15 @@
 package dev.idemkit.ports.service;
 
+import dev.idemkit.domain.Message;
 import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.retry.RandomSource;
-import dev.idemkit.domain.retry.RetryDecision;
 import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.ConsumerEvents;
+import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.ports.out.OutboxMessage;
 import dev.idemkit.ports.out.OutboxEvents;
 import dev.idemkit.ports.out.OutboxRow;
 import dev.idemkit.ports.out.OutboxStore;
@@ -26,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
- * The outbox relay (DESIGN.md section 9): publishes committed outbox rows through a transport with its confirms and has
+ * The outbox relay (docs/ARCHITECTURE.md section 9): publishes committed outbox rows through a transport with its confirms and has
  * the store mark them sent only after the broker confirmed. The message id is the row's id, so what a crash between
  * publish and mark sends twice is absorbed by the consumer's inbox.
  *
@@ -107,8 +110,8 @@ public final class OutboxRelay implements AutoCloseable {
     private final MessageTransport transport;
     private final UnaryOperator<String> queueName;
     private final Settings settings;
-    private final RandomSource random;
     private final Clock clock;
+    private final FailureStep failures;
     private final OutboxEvents events;
     private final ExecutorService publishers;
     /** The outcomes of the pass the calling thread runs, counted once the store has committed them. */
@@ -128,8 +131,8 @@ public final class OutboxRelay implements AutoCloseable {
         this.transport = Objects.requireNonNull(transport, "transport");
         this.queueName = Objects.requireNonNull(queueName, "queueName");
         this.settings = Objects.requireNonNull(settings, "settings");
-        this.random = Objects.requireNonNull(random, "random");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.failures = new FailureStep(settings.retryPolicy(), random, clock);
         this.events = Objects.requireNonNull(events, "events");
         this.publishers = Executors.newFixedThreadPool(settings.parallelism() * settings.passes(), r -> {
             Thread t = new Thread(r, "idemkit-outbox-publish");
@@ -289,23 +292,79 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
+    /**
+     * The failure step, the same as a consumer's ({@link FailureStep}): the row is a delivery whose retry is a later
+     * hand-out and whose dead letter is a parked row that blocks its key.
+     */
     private RelayOutcome failed(OutboxRow row, Throwable e) {
-        int attempt = row.attempt();
-        AttemptRecord record = new AttemptRecord(row.failures().size() + 1, clock.now(), RetryPolicy.describe(e));
-        RetryDecision decision = settings.retryPolicy().decide(attempt, e, random);
-        if (decision instanceof RetryDecision.RetryAfter r) {
+        RowDelivery delivery = new RowDelivery(row);
+        FailureStep.Settled settled = failures.fail(delivery, e);
+        if (settled.decision() == ConsumerEvents.Decision.RETRIED) {
             LOG.log(Level.WARNING, "decision=outbox_retry message_id={0} destination={1} ordering_key={2} attempt={3}"
                     + " retry_in_ms={4} error=\"{5}\"", Printable.id(row.id()), Printable.id(row.message().destination()),
-                    Printable.id(row.message().orderingKey()), attempt, r.delay().toMillis(),
-                    Printable.text(record.error(), 300));
-            return new RelayOutcome.Failed(record, clock.now().plus(r.delay()));
+                    Printable.id(row.message().orderingKey()), row.attempt(), settled.delay().toMillis(),
+                    Printable.text(settled.attempt().error(), 300));
+        } else {
+            LOG.log(Level.ERROR, "decision=outbox_parked message_id={0} destination={1} ordering_key={2} attempt={3}"
+                    + " reason=\"{4}\" (the key's later messages wait until it is redriven)", Printable.id(row.id()),
+                    Printable.id(row.message().destination()), Printable.id(row.message().orderingKey()), row.attempt(),
+                    Printable.text(settled.reason(), 300));
         }
-        String reason = ((RetryDecision.DeadLetter) decision).reason();
-        LOG.log(Level.ERROR, "decision=outbox_parked message_id={0} destination={1} ordering_key={2} attempt={3}"
-                + " reason=\"{4}\" (the key's later messages wait until it is redriven)", Printable.id(row.id()),
-                Printable.id(row.message().destination()), Printable.id(row.message().orderingKey()), attempt,
-                Printable.text(reason, 300));
-        return new RelayOutcome.Parked(record, reason);
+        return delivery.outcome;
+    }
+
+    /**
+     * An outbox row as a delivery of the failure step: retrying it is handing it out again after the delay, dead-lettering
+     * it is parking it with the reason. Its history's numbering goes on across redrives (a redriven row's attempts count
+     * from 1 again for the retry policy, its failures do not).
+     */
+    private final class RowDelivery implements Delivery {
+        private final OutboxRow row;
+        private RelayOutcome outcome;
+
+        RowDelivery(OutboxRow row) {
+            this.row = row;
+        }
+
+        @Override
+        public Message message() {
+            OutboxMessage m = row.message();
+            return new Message(row.id(), m.body(), m.headers(), m.destination());
+        }
+
+        @Override
+        public int attempt() {
+            return row.attempt();
+        }
+
+        @Override
+        public List<AttemptRecord> history() {
+            return row.failures();
+        }
+
+        @Override
+        public boolean redelivered() {
+            return !row.failures().isEmpty();
+        }
+
+        @Override
+        public void ack() {
+            throw new IllegalStateException("a failed outbox row is retried or parked, never acknowledged");
+        }
+
+        @Override
+        public void retryAfter(Duration delay, AttemptRecord failed) {
+            outcome = new RelayOutcome.Failed(numbered(failed), failed.at().plus(delay));
+        }
+
+        @Override
+        public void deadLetter(String reason, AttemptRecord failed) {
+            outcome = new RelayOutcome.Parked(numbered(failed), reason);
+        }
+
+        private AttemptRecord numbered(AttemptRecord failed) {
+            return new AttemptRecord(row.failures().size() + 1, failed.at(), failed.error());
+        }
     }
 
     private static Duration min(Duration a, Duration b) {

@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.List;
 
 /** A delivery that remembers how it was settled, for unit tests of the consumer runtime. */
-final class RecordingDelivery implements Delivery {
+class RecordingDelivery implements Delivery {
     enum Settlement { ACK, RETRY, DEAD_LETTER }
 
     private final Message message;
