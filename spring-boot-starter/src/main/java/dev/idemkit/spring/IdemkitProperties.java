@@ -144,6 +144,12 @@ public class IdemkitProperties {
         }
     }
 
+    /** The RabbitMQ queue type of the queues idemkit declares. */
+    public enum QueueType {
+        QUORUM,
+        CLASSIC
+    }
+
     /** Who applies idemkit's migrations. */
     public enum Migrations {
         /** idemkit, at start-up. */
@@ -209,6 +215,21 @@ public class IdemkitProperties {
 
         /** Only these queues' listeners (all of them when empty). */
         private List<String> queues = new ArrayList<>();
+
+        /**
+         * The type of the queues idemkit declares for each listener's queue: its retry buckets, hold queue and
+         * dead-letter queue (the listener's own queue is the service's). Quorum, the durable type of a cluster, by
+         * default; classic to keep an existing classic {@code <queue>.dlq}.
+         */
+        private QueueType queueType = QueueType.QUORUM;
+
+        public QueueType getQueueType() {
+            return queueType;
+        }
+
+        public void setQueueType(QueueType queueType) {
+            this.queueType = queueType;
+        }
 
         public boolean isIdempotentListeners() {
             return idempotentListeners;

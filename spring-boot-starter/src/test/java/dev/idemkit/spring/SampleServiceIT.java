@@ -102,6 +102,8 @@ class SampleServiceIT {
     int port;
     @Autowired
     IdemkitHealthIndicator health;
+    @Autowired
+    dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries deliveries;
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -267,9 +269,10 @@ class SampleServiceIT {
     @AfterAll
     static void dropSchemaAndQueues() throws Exception {
         TestPostgres.dropSchema(SCHEMA);
-        try (com.rabbitmq.client.Connection c = TestRabbit.rawConnection("idemkit-it-spring-cleanup"); com.rabbitmq.client.Channel ch = c.createChannel()) {
-            ch.queueDelete(QUEUE);
-            ch.queueDelete(QUEUE + ".dlq");
+        // the queue, and the settle paths idemkit declared for it (retry buckets, hold queue, DLX, DLQ)
+        try (var transport = new dev.idemkit.adapters.rabbit.RabbitMessageTransport(
+                dev.idemkit.adapters.rabbit.RabbitSettings.defaults().withUri(RABBIT))) {
+            transport.deleteTopology(QUEUE);
         }
     }
 
@@ -438,7 +441,7 @@ class SampleServiceIT {
         assertThat((String) p.getHeader(DeadLetterHeaders.ORIGIN_QUEUE)).isEqualTo(QUEUE);
         assertThat(AttemptHistory.decode(p.getHeader(DeadLetterHeaders.ATTEMPTS).toString())).hasSize(3);
         assertThat(dead.get("no-id:" + body).getMessageProperties().getHeader(DeadLetterHeaders.REASON).toString())
-                .startsWith("malformed message: ");
+                .isEqualTo("non-retryable: message has no message id; it cannot be de-duplicated");
         assertThat(keys(IdempotentListenerAdvice.consumerOf(QUEUE), id)).isZero();
         assertThat(meters.get("idemkit.dead.letters").tag("queue", QUEUE).counter().count() - before).isEqualTo(2);
         assertThat(admin.getQueueInfo(QUEUE).getMessageCount()).isZero();
@@ -461,14 +464,80 @@ class SampleServiceIT {
     }
 
     @Test
-    void whileTheStoreFailsTheListenerKeepsTheDeliveryAndAppliesItOnceWithoutARedeliveryOrADeadLetter() {
+    void whileTheStoreFailsTheMessageWaitsInItsRetryQueueAndIsAppliedOnceWhenTheStoreIsBack() {
         String account = account();
         String id = "flaky-" + UUID.randomUUID();
         send(id, "flaky:" + account + ":6");
         await().atMost(Duration.ofSeconds(20)).until(() -> balance(account) == 6);
-        assertThat(dev.idemkit.spring.sample.CreditListener.FLAKY_CALLS.get(id)).as("no attempt spent on the store")
-                .isEqualTo(4);
-        assertThat(dev.idemkit.spring.sample.CreditListener.FLAKY_REDELIVERED.get(id)).as("given back to the broker").isFalse();
+        assertThat(dev.idemkit.spring.sample.CreditListener.FLAKY_CALLS.get(id)).as("two failed attempts, then one")
+                .isEqualTo(3);
+        assertThat(dev.idemkit.spring.sample.CreditListener.FLAKY_REDELIVERED.get(id))
+                .as("the last attempt is the retry copy from its bucket, not a broker redelivery").isFalse();
+        assertThat(keys(IdempotentListenerAdvice.consumerOf(QUEUE), id)).isEqualTo(1);
+    }
+
+    @Test
+    void aPoisonMessageDoesNotHoldItsListenerThreadWhileItWaitsForItsRetries() {
+        // one listener thread, and the poison at the head of the queue with twenty credits behind it: a retry waited
+        // out on that thread would run the poison's three attempts back to back; a retry waiting in its bucket comes
+        // back at the tail of the queue, after the twenty
+        var container = (org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer)
+                listeners.getListenerContainer("credits");
+        container.stop();
+        container.setConcurrentConsumers(1);
+        container.setMaxConcurrentConsumers(1);
+        String account = account();
+        String poison = "poison-" + UUID.randomUUID();
+        List<String> behind = new ArrayList<>();
+        try {
+            send(poison, "poison");
+            for (int i = 0; i < 20; i++) {
+                behind.add("behind-" + UUID.randomUUID());
+                send(behind.get(i), account + ":1");
+            }
+            container.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> balance(account) == 20 && dead(poison));
+        } finally {
+            container.stop();
+            container.setMaxConcurrentConsumers(4);
+            container.setConcurrentConsumers(4);
+            container.start();
+        }
+        List<String> calls = dev.idemkit.spring.sample.CreditListener.CALLS.stream()
+                .filter(id -> id.equals(poison) || behind.contains(id)).toList();
+        assertThat(calls.stream().filter(poison::equals).count()).as("the poison's attempts").isEqualTo(3);
+        int secondAttempt = calls.subList(1, calls.size()).indexOf(poison) + 1;
+        assertThat(calls.subList(0, secondAttempt)).as("what the thread did before the poison's second attempt")
+                .containsAll(behind);
+    }
+
+    private boolean dead(String messageId) {
+        return deliveries.deadLetterQueue().peek(QUEUE, 100).stream()
+                .anyMatch(e -> messageId.equals(e.deadLetter().original().rawId()));
+    }
+
+    @Test
+    void theListenersDeadLettersAreListedShownAndRedrivenByTheRabbitAdaptersDeadLetterQueue() {
+        String account = account();
+        String id = "until-fixed-" + UUID.randomUUID();
+        send(id, "until-fixed:" + account + ":8");
+        var dlq = deliveries.deadLetterQueue();
+        await().atMost(Duration.ofSeconds(30)).until(() -> dead(id));
+        var entry = dlq.peek(QUEUE, 100).stream().filter(e -> id.equals(e.deadLetter().original().rawId()))
+                .findFirst().orElseThrow();
+        assertThat(entry.deadLetter().reason()).isEqualTo("gave up after 3 attempts: IllegalStateException: the"
+                + " downstream service refuses it until it is fixed");
+        assertThat(entry.deadLetter().originQueue()).isEqualTo(QUEUE);
+        assertThat(entry.deadLetter().attempts()).extracting(a -> a.number()).containsExactly(1, 2, 3);
+        assertThat(dlq.findDetailed(QUEUE, entry.id())).get().satisfies(detailed -> assertThat(detailed.brokerDeaths())
+                .as("the broker's x-death: it went through the hold queue").isNotEmpty());
+        assertThat(balance(account)).isZero();
+
+        dev.idemkit.spring.sample.CreditListener.FIXED.add(id);
+        assertThat(dlq.redrive(QUEUE, entry.id(), new dev.idemkit.domain.deadletter.Approval("ana", "downstream fixed",
+                java.time.Instant.now()))).isTrue();
+        await().atMost(Duration.ofSeconds(20)).until(() -> balance(account) == 8);
+        assertThat(dead(id)).isFalse();
         assertThat(keys(IdempotentListenerAdvice.consumerOf(QUEUE), id)).isEqualTo(1);
     }
 
@@ -484,8 +553,7 @@ class SampleServiceIT {
         String account = account();
         send("health-" + UUID.randomUUID(), account + ":1"); // the listener serves the queue
         await().atMost(Duration.ofSeconds(20)).until(() -> balance(account) == 1);
-        String dlq = QUEUE + ".dlq";
-        admin.declareQueue(new org.springframework.amqp.core.Queue(dlq, true, false, false));
+        String dlq = QUEUE + ".dlq"; // declared by idemkit at start-up, with the listener's other settle paths
         admin.purgeQueue(dlq, false);
         try {
             for (int i = 0; i < 11; i++) {

@@ -11,8 +11,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * DESIGN.md section 1 for the starter: it sits beside app, over ports and domain, with the PostgreSQL adapter as an
- * optional dependency; nothing of idemkit's core or adapters knows Spring, and the starter knows no other module.
+ * docs/ARCHITECTURE.md section 1 for the starter: it sits beside app, over ports and domain, with the PostgreSQL and
+ * RabbitMQ adapters as optional dependencies (the RabbitMQ one named only by the idempotent listeners' support, so a
+ * service without it runs everything else); nothing of idemkit's core or adapters knows Spring, and the starter knows
+ * no other module.
  */
 class StarterArchitectureTest {
     private static final String ROOT = "dev.idemkit";
@@ -26,7 +28,7 @@ class StarterArchitectureTest {
 
     @Test
     void theStarterAndTheModulesItUsesAreImported() {
-        for (String pkg : new String[] {"domain", "ports", "adapters.postgres", "spring"}) {
+        for (String pkg : new String[] {"domain", "ports", "adapters.postgres", "adapters.rabbit", "spring"}) {
             assertThat(classes.stream().anyMatch(c -> c.getPackageName().startsWith(ROOT + "." + pkg)))
                     .as("classes of %s imported", pkg).isTrue();
         }
@@ -44,9 +46,22 @@ class StarterArchitectureTest {
     void theStarterNamesNoOtherAdapterNorTheAppNorTheExercises() {
         ArchRule rule = noClasses().that().resideInAPackage(ROOT + ".spring..")
                 .should().dependOnClassesThat().resideInAnyPackage(ROOT + ".app..", ROOT + ".exercises..",
-                        ROOT + ".benchmarks..", ROOT + ".adapters.redis..", ROOT + ".adapters.rabbit..",
-                        ROOT + ".adapters.sqs..", ROOT + ".adapters.kafka..")
-                .because("the starter depends on ports, domain and, optionally, adapters-postgres (DESIGN.md section 1)");
+                        ROOT + ".benchmarks..", ROOT + ".adapters.redis..", ROOT + ".adapters.sqs..",
+                        ROOT + ".adapters.kafka..")
+                .because("the starter depends on ports, domain and, optionally, adapters-postgres and adapters-rabbit"
+                        + " (docs/ARCHITECTURE.md section 1)");
+        rule.check(classes);
+    }
+
+    @Test
+    void onlyTheIdempotentListenersNameTheRabbitAdapter() {
+        ArchRule rule = noClasses().that().resideInAPackage(ROOT + ".spring..")
+                .and().doNotHaveSimpleName("IdempotentListenerAdvice")
+                .and().doNotHaveSimpleName("IdempotentListenersCheck")
+                .and().haveNameNotMatching(".*\\.IdemkitRabbitAutoConfiguration(\\$.*)?")
+                .should().dependOnClassesThat().resideInAPackage(ROOT + ".adapters.rabbit..")
+                .because("adapters-rabbit is optional: only the idempotent listeners' classes, loaded when it is there,"
+                        + " may name it");
         rule.check(classes);
     }
 

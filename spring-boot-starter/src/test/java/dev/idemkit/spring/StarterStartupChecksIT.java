@@ -33,7 +33,8 @@ class StarterStartupChecksIT {
         ds.setUser(PG.user());
         ds.setPassword(PG.password());
         try {
-            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemkitAutoConfiguration.class))
+            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemkitAutoConfiguration.class,
+                    IdemkitPostgresAutoConfiguration.class))
                     .withBean(DataSource.class, () -> ds).withPropertyValues("idemkit.postgres.schema=" + schema)
                     .run(context -> {
                         assertThat(context).hasFailed();
@@ -53,7 +54,7 @@ class StarterStartupChecksIT {
                 return List.of(container);
             }
         };
-        return new IdempotentListenersCheck(registry, queues);
+        return new IdempotentListenersCheck(registry, q -> queues.isEmpty() || queues.contains(q), q -> { });
     }
 
     @Test
@@ -85,5 +86,33 @@ class StarterStartupChecksIT {
         } finally {
             cf.destroy();
         }
+    }
+
+    @Test
+    void idempotentListenersWithoutTheRabbitAdapterStopTheStartSayingWhatToAdd() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(IdemkitAutoConfiguration.class,
+                        IdemkitRabbitAutoConfiguration.class))
+                .withClassLoader(new org.springframework.boot.test.context.FilteredClassLoader(
+                        "dev.idemkit.adapters.rabbit"))
+                .withPropertyValues("idemkit.rabbit.idempotent-listeners=true")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .hasMessageContaining("needs dev.idemkit:idemkit-adapters-rabbit");
+                });
+    }
+
+    @Test
+    void springsListenerRetryIsRecognisedByItsTypeAndRefused() {
+        org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory listenerFactory =
+                new org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory();
+        listenerFactory.setAdviceChain(org.springframework.amqp.rabbit.config.RetryInterceptorBuilder.stateless()
+                .build());
+        var processor = IdemkitRabbitAutoConfiguration.Listeners.idemkitListenerFactoryAdvice(
+                new org.springframework.beans.factory.support.StaticListableBeanFactory()
+                        .getBeanProvider(IdempotentListenerAdvice.class));
+        assertThatThrownBy(() -> processor.postProcessAfterInitialization(listenerFactory,
+                "rabbitListenerContainerFactory")).hasMessageContaining("turn Spring's listener retry off");
     }
 }

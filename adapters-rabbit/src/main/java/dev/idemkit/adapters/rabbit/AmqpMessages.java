@@ -168,6 +168,33 @@ final class AmqpMessages {
         }
     }
 
+    /**
+     * The copy of a delivery of {@code queue} that waits in retry bucket {@code bucket} for {@code delay}: its history
+     * with {@code failed} appended, an expiration of the exact delay (at most the bucket's TTL).
+     */
+    static AMQP.BasicProperties retryCopy(AMQP.BasicProperties props, String queue, List<AttemptRecord> history,
+            AttemptRecord failed, java.time.Duration delay, int bucket) {
+        Map<String, Object> headers = copyHeaders(props, queue);
+        headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
+        long expiration = Math.max(0, Math.min(delay.toMillis(), bucket * 1000L));
+        return copy(props, headers, expiration);
+    }
+
+    /**
+     * The copy of a delivery of {@code queue} that goes to its hold queue on its way to the dead-letter queue: history
+     * with {@code failed} appended, reason, origin queue, when, and a dead-letter id of its own.
+     */
+    static AMQP.BasicProperties deadLetterCopy(AMQP.BasicProperties props, String queue, List<AttemptRecord> history,
+            AttemptRecord failed, String reason, java.time.Instant now) {
+        Map<String, Object> headers = copyHeaders(props, queue);
+        headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
+        headers.put(REASON, cut(reason, MAX_REASON_LENGTH));
+        headers.put(ORIGIN_QUEUE, queue);
+        headers.put(DEAD_LETTERED_AT, now.toString());
+        headers.put(DEAD_LETTER_ID, java.util.UUID.randomUUID().toString());
+        return copy(props, headers, -1);
+    }
+
     /** The same properties with {@code headers}, plus an {@code expiration} when {@code expirationMillis >= 0}. */
     static AMQP.BasicProperties copy(AMQP.BasicProperties props, Map<String, Object> headers, long expirationMillis) {
         AMQP.BasicProperties.Builder b = props.builder().headers(headers);

@@ -3,6 +3,7 @@ package dev.idemkit.adapters.rabbit;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import dev.idemkit.ports.out.TopologyMismatchException;
 import dev.idemkit.ports.out.TransportException;
 import java.io.IOException;
 import java.time.Duration;
@@ -27,6 +28,7 @@ import java.util.concurrent.TimeoutException;
  * Returns are matched to their publish through a header carrying the channel's sequence number.
  */
 final class ConfirmingPublisher implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ConfirmingPublisher.class);
     /** Internal: matches a basic.return to its publish; never shown to handlers. */
     static final String PUBLISH_TAG = "x-idemkit-publish-tag";
 
@@ -40,6 +42,48 @@ final class ConfirmingPublisher implements AutoCloseable {
         this.idle = new ArrayBlockingQueue<>(channels);
         for (int i = 0; i < channels; i++) {
             idle.add(new ConfirmChannel(null));
+        }
+    }
+
+    /**
+     * Publishes a settle's copy, trying again with backoff (50 ms doubling to 1 s) for up to {@code patience} while
+     * {@code stillHeld} says the original delivery is still held: the publishing connection may be recovering (its node
+     * died, the broker closed it) while the consuming one is fine. Giving up at once would requeue the delivery, which
+     * is redelivered at once and fails again: a spin that, on a quorum queue, burns the message's delivery limit in
+     * about a second ({@code PublishingConnectionLossIT}). A {@link TopologyMismatchException} is not retried: waiting
+     * cannot fix it.
+     *
+     * @param what names the delivery in the log lines (queue and printable id)
+     */
+    void publishPatiently(String target, AMQP.BasicProperties copy, byte[] body, Duration patience,
+            java.util.function.BooleanSupplier stillHeld, String what) {
+        long deadline = System.nanoTime() + patience.toNanos();
+        long pause = 50;
+        for (int tries = 1; ; tries++) {
+            try {
+                publish(target, copy, body);
+                if (tries > 1) {
+                    LOG.info("decision=settle-published delivery=\"{}\" target={} tries={}", what, target, tries);
+                }
+                return;
+            } catch (TopologyMismatchException e) {
+                throw e;
+            } catch (TransportException e) {
+                if (!stillHeld.getAsBoolean() || System.nanoTime() + pause * 1_000_000 > deadline) {
+                    throw e;
+                }
+                if (tries == 1) {
+                    LOG.warn("decision=settle-publish-waiting delivery=\"{}\" target={} cause=\"{}\" patience={}", what,
+                            target, e.getMessage(), patience);
+                }
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+                pause = Math.min(1_000, pause * 2);
+            }
         }
     }
 

@@ -41,6 +41,8 @@ final class Declarations {
     private final int retriesDeclaredUpFront;
     private final RabbitTopology.Shape shape;
     private final Set<String> declared = ConcurrentHashMap.newKeySet();
+    /** Queues whose settle paths alone were declared (their work queue is someone else's). */
+    private final Set<String> settlePathsDeclared = ConcurrentHashMap.newKeySet();
 
     Declarations(Connection connection, RabbitSettings settings) {
         this.connection = connection;
@@ -58,14 +60,52 @@ final class Declarations {
      * @throws TransportException if the broker cannot be reached or refuses for another reason
      */
     void ensureQueue(String queue) {
+        ensure(queue, WorkQueue.DECLARED);
+    }
+
+    /**
+     * The settle paths of {@code queue} (retry buckets, hold queue, dead-letter exchange and queue), leaving the work
+     * queue itself to whoever owns it (a Spring service declares its listeners' queues): it is used as it is, with
+     * whatever arguments it has.
+     */
+    void ensureSettlePaths(String queue) {
+        ensure(queue, WorkQueue.OWNED_ELSEWHERE);
+    }
+
+    /**
+     * The topology of {@code queue} for a redrive: a work queue that exists is used as it is (its consumer checked it,
+     * or it is a queue another consumer owns); a missing one is declared with the whole topology.
+     */
+    void ensureForRedrive(String queue) {
+        if (declared.contains(queue) || settlePathsDeclared.contains(queue)) {
+            return;
+        }
+        boolean exists;
+        try (Channel ch = connection.createChannel()) {
+            ch.queueDeclarePassive(queue);
+            exists = true;
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            exists = false; // 404 (the broker closed that channel), or unreachable: the declaration below says which
+        }
+        ensure(queue, exists ? WorkQueue.OWNED_ELSEWHERE : WorkQueue.DECLARED);
+    }
+
+    /** Whether a topology's work queue is declared with it. */
+    private enum WorkQueue { DECLARED, OWNED_ELSEWHERE }
+
+    private void ensure(String queue, WorkQueue work) {
         RabbitTopology.requireUsableName(queue);
-        if (!declared.contains(queue)) {
+        Set<String> done = work == WorkQueue.DECLARED ? declared : settlePathsDeclared;
+        if (!done.contains(queue)) {
             withChannel("declare the dead-letter exchange of " + queue, ch -> {
                 ch.exchangeDeclare(RabbitTopology.deadLetterExchange(queue), BuiltinExchangeType.DIRECT, true);
                 return null;
             });
             Map<String, List<Inequivalence>> differing = new LinkedHashMap<>();
             RabbitTopology.queues(queue, shape).forEach((name, args) -> {
+                if (work == WorkQueue.OWNED_ELSEWHERE && name.equals(queue)) {
+                    return;
+                }
                 List<Inequivalence> found = new ArrayList<>(declareOrCompare(name, args));
                 if (name.equals(RabbitTopology.deadLetterQueue(queue)) && found.removeIf(Declarations::onlyRabbit4sLimit)) {
                     LOG.warn("decision=dead-letter-queue-with-broker-default-limit queue={} detail=\"declared before the"
@@ -88,13 +128,14 @@ final class Declarations {
             for (int bucket : RabbitTopology.bucketsUpFront(retriesDeclaredUpFront)) {
                 ensureRetryBucket(queue, bucket);
             }
-            declared.add(queue);
+            done.add(queue);
         }
     }
 
     /** Forgets that {@code queue}'s topology was declared (the broker deleted it), so the next use declares it again. */
     void forget(String queue) {
         declared.removeIf(name -> name.equals(queue) || name.startsWith(queue + ".retry."));
+        settlePathsDeclared.remove(queue);
     }
 
     /** A DLQ declared on 3.x lacks the {@code x-delivery-limit=-1} a 4.x broker gets: a warning, not a refusal. */
@@ -105,6 +146,7 @@ final class Declarations {
     /** Forgets every declaration (after a connection recovery), so that each queue's next use declares it again. */
     void forgetAll() {
         declared.clear();
+        settlePathsDeclared.clear();
     }
 
     void ensureRetryBucket(String queue, int bucketSeconds) {

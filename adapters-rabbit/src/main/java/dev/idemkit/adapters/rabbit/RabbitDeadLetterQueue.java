@@ -111,7 +111,7 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
                 return Step.NEXT;
             }
             // back to the queue whose DLQ this is: never to a queue named by a header, which a producer can write
-            declarations.ensureQueue(queue);
+            declarations.ensureForRedrive(queue);
             publishConfirmed(ch, queue, AmqpMessages.copy(got.getProps(), redriveHeaders(got.getProps(), approval, queue),
                     -1), got.getBody());
             ch.basicAck(got.getEnvelope().getDeliveryTag(), false);

@@ -3,7 +3,6 @@ package dev.idemkit.adapters.rabbit;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import dev.idemkit.domain.Message;
-import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.Delivery;
@@ -12,8 +11,6 @@ import dev.idemkit.ports.out.TransportException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -36,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *       the broker dead-letters it through {@code Q}'s own dead-letter exchange instead.
  * </ul>
  */
-final class RabbitDelivery implements Delivery {
+final class RabbitDelivery extends AmqpDelivery {
     private static final Logger LOG = LoggerFactory.getLogger(RabbitDelivery.class);
     private static final int OPEN = 0;
     private static final int SETTLING = 1;
@@ -48,12 +45,8 @@ final class RabbitDelivery implements Delivery {
 
     private final Channel channel;
     private final long tag;
-    private final boolean redelivered;
-    private final AMQP.BasicProperties props;
-    private final byte[] body;
     private final String queue;
     private final Message message;
-    private final List<AttemptRecord> history;
     private final ConfirmingPublisher publisher;
     private final Declarations declarations;
     private final Clock clock;
@@ -65,40 +58,17 @@ final class RabbitDelivery implements Delivery {
     RabbitDelivery(Channel channel, long tag, boolean redelivered, AMQP.BasicProperties props, byte[] body,
             String queue, ConfirmingPublisher publisher, Declarations declarations, Clock clock, Runnable onSettled,
             ScheduledExecutorService scheduler, AckTracker tracker) {
+        super(new Received(queue, props, body), redelivered);
         this.tracker = tracker;
         this.scheduler = scheduler;
         this.channel = channel;
         this.tag = tag;
-        this.redelivered = redelivered;
-        this.props = props;
-        this.body = body;
         this.queue = queue;
-        this.message = AmqpMessages.toMessage(props, body, queue);
-        this.history = AmqpMessages.trustedHistory(props.getHeaders(), queue);
+        this.message = received.message();
         this.publisher = publisher;
         this.declarations = declarations;
         this.clock = clock;
         this.onSettled = onSettled;
-    }
-
-    @Override
-    public Message message() {
-        return message;
-    }
-
-    @Override
-    public int attempt() {
-        return history.size() + 1;
-    }
-
-    @Override
-    public List<AttemptRecord> history() {
-        return history;
-    }
-
-    @Override
-    public boolean redelivered() {
-        return redelivered;
     }
 
     @Override
@@ -114,10 +84,8 @@ final class RabbitDelivery implements Delivery {
         try {
             int bucket = RabbitTopology.bucketSeconds(delay);
             declarations.ensureRetryBucket(queue, bucket);
-            Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
-            headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
-            long expiration = Math.max(0, Math.min(delay.toMillis(), bucket * 1000L));
-            publishPatiently(RabbitTopology.retryQueue(queue, bucket), AmqpMessages.copy(props, headers, expiration));
+            publishPatiently(RabbitTopology.retryQueue(queue, bucket),
+                    received.retryCopy(failed, delay, bucket));
         } catch (TopologyMismatchException e) {
             // the retry bucket exists with other arguments: no retry can be scheduled until an operator fixes it, and
             // giving the delivery back would only bring it round again; dead-letter it, saying why
@@ -156,14 +124,9 @@ final class RabbitDelivery implements Delivery {
 
     /** The dead letter's copy through the hold queue, then the ack; the reject fallback if the copy cannot be published. */
     private void deadLetterCopy(String reason, AttemptRecord failed) {
-        Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
-        headers.put(AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
-        headers.put(AmqpMessages.REASON, AmqpMessages.cut(reason, AmqpMessages.MAX_REASON_LENGTH));
-        headers.put(AmqpMessages.ORIGIN_QUEUE, queue);
-        headers.put(AmqpMessages.DEAD_LETTERED_AT, clock.now().toString());
-        headers.put(AmqpMessages.DEAD_LETTER_ID, UUID.randomUUID().toString());
         try {
-            publishPatiently(RabbitTopology.holdQueue(queue), AmqpMessages.copy(props, headers, -1));
+            publishPatiently(RabbitTopology.holdQueue(queue),
+                    received.deadLetterCopy(failed, reason, clock.now()));
             ackQuietly();
         } catch (TransportException e) {
             LOG.error("decision=dead-letter-by-reject queue={} message_id={} cause=\"{}\"", queue, AmqpMessages.printable(message.rawId()),
@@ -173,44 +136,9 @@ final class RabbitDelivery implements Delivery {
         done();
     }
 
-    /**
-     * Publishes a settle's copy, trying again with backoff (50 ms doubling to 1 s) for up to {@link #settlePatience}
-     * while this delivery's channel is open: the publishing connection may be recovering (its node died, the broker
-     * closed it) while the consuming one is fine. Giving up at once would requeue the delivery, which is redelivered
-     * at once and fails again: a spin that, on a quorum queue, burns the message's delivery limit in about a second
-     * ({@code PublishingConnectionLossIT}). A {@link TopologyMismatchException} is not retried: waiting cannot fix it.
-     */
+    /** A settle's copy, tried again while this delivery's channel is open ({@link ConfirmingPublisher#publishPatiently}). */
     private void publishPatiently(String target, AMQP.BasicProperties copy) {
-        Duration patience = settlePatience;
-        long deadline = System.nanoTime() + patience.toNanos();
-        long pause = 50;
-        for (int tries = 1; ; tries++) {
-            try {
-                publisher.publish(target, copy, body);
-                if (tries > 1) {
-                    LOG.info("decision=settle-published queue={} message_id={} target={} tries={}", queue,
-                            AmqpMessages.printable(message.rawId()), target, tries);
-                }
-                return;
-            } catch (TopologyMismatchException e) {
-                throw e;
-            } catch (TransportException e) {
-                if (!channel.isOpen() || System.nanoTime() + pause * 1_000_000 > deadline) {
-                    throw e;
-                }
-                if (tries == 1) {
-                    LOG.warn("decision=settle-publish-waiting queue={} message_id={} target={} cause=\"{}\" patience={}",
-                            queue, AmqpMessages.printable(message.rawId()), target, e.getMessage(), patience);
-                }
-                try {
-                    Thread.sleep(pause);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw e;
-                }
-                pause = Math.min(1_000, pause * 2);
-            }
-        }
+        publisher.publishPatiently(target, copy, received.body(), settlePatience, channel::isOpen, received.describe());
     }
 
     /** Used when the handler threw without settling: requeue on an infrastructure failure, else dead-letter. */

@@ -1,9 +1,7 @@
 package dev.idemkit.adapters.rabbit;
 
-import com.rabbitmq.client.Address;
 import com.rabbitmq.client.AddressResolver;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Recoverable;
 import com.rabbitmq.client.RecoveryListener;
 import dev.idemkit.ports.out.Clock;
@@ -64,13 +62,13 @@ public final class RabbitMessageTransport implements MessageTransport {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.consumerThreads = Executors.newCachedThreadPool(named(connectionName + "-consumer"));
         this.reopener = Executors.newSingleThreadScheduledExecutor(named(connectionName + "-reopen"));
-        AddressResolver nodes = nodes(settings);
+        AddressResolver nodes = RabbitConnections.nodes(settings);
         try {
             // declarations run on short-lived channels and are idemkit's own (Declarations): the publishing connection
             // recovers its channels but records no topology, which it would try to redeclare on closed channels
-            this.publishing = factory(settings, false).newConnection(null, nodes, connectionName + "-publish");
+            this.publishing = RabbitConnections.factory(settings, false).newConnection(null, nodes, connectionName + "-publish");
             // the consuming connection's topology is its consumers: recovered onto whichever node answers
-            this.consuming = factory(settings, true).newConnection(consumerThreads, nodes, connectionName + "-consume");
+            this.consuming = RabbitConnections.factory(settings, true).newConnection(consumerThreads, nodes, connectionName + "-consume");
         } catch (IOException | java.util.concurrent.TimeoutException e) {
             consumerThreads.shutdownNow();
             reopener.shutdownNow();
@@ -165,47 +163,6 @@ public final class RabbitMessageTransport implements MessageTransport {
         } catch (IOException | RuntimeException e) {
             LOG.debug("close of connection {} failed: {}", c.getClientProvidedName(), e.getMessage());
         }
-    }
-
-    private static ConnectionFactory factory(RabbitSettings settings, boolean recoverTopology) {
-        ConnectionFactory f = new ConnectionFactory();
-        try {
-            f.setUri(settings.uri());
-        } catch (java.security.GeneralSecurityException | RuntimeException e) {
-            throw new IllegalArgumentException("rabbit uri is not usable: " + settings.redactedUri(), e);
-        }
-        f.setAutomaticRecoveryEnabled(true);
-        f.setTopologyRecoveryEnabled(recoverTopology);
-        f.setNetworkRecoveryInterval(1_000);
-        f.setRequestedHeartbeat(15);
-        f.setConnectionTimeout(5_000);
-        return f;
-    }
-
-    /**
-     * The uri's host and port, or the settings' node addresses, tried IN THE ORDER GIVEN on connect and on every
-     * recovery (amqp-client would shuffle them; Spring AMQP's default does not either). A deployment spreads its
-     * connections by giving each instance its own order. The leader of a quorum queue is placed on the node of the
-     * connection that declares it.
-     */
-    private static AddressResolver nodes(RabbitSettings settings) {
-        List<Address> addresses = settings.addresses().isEmpty()
-                ? List.of(new Address(settings.uri().getHost() == null ? ConnectionFactory.DEFAULT_HOST
-                        : settings.uri().getHost(), settings.uri().getPort() > 0 ? settings.uri().getPort()
-                        : "amqps".equals(settings.uri().getScheme()) ? ConnectionFactory.DEFAULT_AMQP_OVER_SSL_PORT
-                        : ConnectionFactory.DEFAULT_AMQP_PORT))
-                : settings.addresses().stream().map(Address::parseAddress).toList();
-        return new AddressResolver() {
-            @Override
-            public List<Address> getAddresses() {
-                return addresses;
-            }
-
-            @Override
-            public List<Address> maybeShuffle(List<Address> input) {
-                return input;
-            }
-        };
     }
 
     private static ThreadFactory named(String prefix) {

@@ -13,7 +13,7 @@ import org.springframework.stereotype.Component;
  * A plain {@code @RabbitListener}: body "account:amount". It knows nothing of idemkit; with
  * {@code idemkit.rabbit.idempotent-listeners=true} the starter runs it in a transaction, through the inbox, with
  * retries and a dead-letter queue. Bodies with a prefix misbehave the ways listeners do in the field:
- * "poison" always throws; "swallow:" credits, then swallows a failed statement; "doomed:" credits, then swallows the
+ * "poison" always throws; "until-fixed:" throws until its id is in {@link #FIXED}; "swallow:" credits, then swallows a failed statement; "doomed:" credits, then swallows the
  * failure of a participating {@code @Transactional} method (the transaction is rollback-only); "inner:" credits
  * through {@link IdempotentInbox} itself, keyed by the queue's name and the message id.
  */
@@ -34,10 +34,17 @@ public class CreditListener {
     /** Per message id: how often a "flaky:" message met the store failing, and whether its last delivery was a redelivery. */
     public static final java.util.Map<String, Integer> FLAKY_CALLS = new java.util.concurrent.ConcurrentHashMap<>();
     public static final java.util.Map<String, Boolean> FLAKY_REDELIVERED = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Every call's message id, in the order the calls began. */
+    public static final java.util.Queue<String> CALLS = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** Ids of "until-fixed:" messages whose downstream problem an operator fixed: they credit from then on. */
+    public static final java.util.Set<String> FIXED = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     @RabbitListener(id = "credits", queues = "${sample.queue}")
     public void onCredit(String body, @Header(name = AmqpHeaders.MESSAGE_ID, required = false) String messageId,
             org.springframework.amqp.core.Message raw) {
+        if (messageId != null) {
+            CALLS.add(messageId);
+        }
         Boolean redelivered = raw.getMessageProperties().isRedelivered();
         if (body.startsWith("poison")) {
             throw new IllegalStateException("cannot process this credit");
@@ -59,9 +66,14 @@ public class CreditListener {
             }
         } else if (parts[0].equals("flaky")) {
             FLAKY_REDELIVERED.put(messageId, Boolean.TRUE.equals(redelivered));
-            // the database is down for three calls: as many as the attempts a failing listener gets
-            if (FLAKY_CALLS.merge(messageId, 1, Integer::sum) <= 3) {
+            // the database is down for two calls: the third and last attempt finds it back
+            if (FLAKY_CALLS.merge(messageId, 1, Integer::sum) <= 2) {
                 throw new dev.idemkit.ports.out.StoreUnavailableException("simulated: the database is unreachable", null);
+            }
+            credit(parts[1], parts[2]);
+        } else if (parts[0].equals("until-fixed")) {
+            if (!FIXED.contains(messageId)) {
+                throw new IllegalStateException("the downstream service refuses it until it is fixed");
             }
             credit(parts[1], parts[2]);
         } else if (parts[0].equals("inner")) {

@@ -1,0 +1,111 @@
+package dev.idemkit.adapters.rabbit;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Connection;
+import dev.idemkit.ports.out.Clock;
+import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.TransportException;
+import java.io.IOException;
+import java.util.Objects;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * idemkit's settle paths for messages that another AMQP consumer received: a Spring {@code @RabbitListener}'s
+ * container consumes a queue, and each delivery it hands over becomes, through {@link #adopt}, a {@link Delivery}
+ * that idemkit's delivery flow settles the way this adapter settles its own. Retries wait in the queue's retry buckets
+ * (no consumer thread is held), dead letters reach {@code Q.dlq} through the hold queue with idemkit's headers and the
+ * broker's {@code x-death}, so {@code idemkit dlq} and the console list, show and redrive them.
+ *
+ * <p>The work queue is the consumer's own (declared by the service, with the arguments it chose); {@link #declare}
+ * declares only its settle paths. One publishing connection with automatic recovery and publisher confirms.
+ * Thread-safe.
+ */
+public final class RabbitAdoptedDeliveries implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RabbitAdoptedDeliveries.class);
+    private static final int PUBLISHING_CHANNELS = 4;
+
+    private final RabbitSettings settings;
+    private final Clock clock;
+    private final Connection publishing;
+    private final ConfirmingPublisher publisher;
+    private final Declarations declarations;
+    private final RabbitDeadLetterQueue deadLetters;
+
+    /**
+     * @param connectionName shown by the broker, with {@code -settle} appended
+     * @throws TransportException when the broker cannot be reached
+     */
+    public RabbitAdoptedDeliveries(RabbitSettings settings, Clock clock, String connectionName) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        try {
+            this.publishing = RabbitConnections.factory(settings, false).newConnection(null,
+                    RabbitConnections.nodes(settings), connectionName + "-settle");
+        } catch (IOException | TimeoutException e) {
+            throw new TransportException("cannot connect to " + settings.redactedUri() + ": " + e.getMessage(), e);
+        }
+        this.publisher = new ConfirmingPublisher(publishing, PUBLISHING_CHANNELS, settings.confirmTimeout());
+        this.declarations = new Declarations(publishing, settings);
+        if (publishing instanceof com.rabbitmq.client.Recoverable r) {
+            r.addRecoveryListener(new com.rabbitmq.client.RecoveryListener() {
+                @Override
+                public void handleRecovery(com.rabbitmq.client.Recoverable recovered) {
+                    declarations.forgetAll();
+                }
+
+                @Override
+                public void handleRecoveryStarted(com.rabbitmq.client.Recoverable recovering) {
+                    // nothing until it is back
+                }
+            });
+        }
+        this.deadLetters = new RabbitDeadLetterQueue(publishing, declarations, settings.confirmTimeout(), clock);
+    }
+
+    /**
+     * Declares the settle paths of {@code queue}: its retry buckets, hold queue, dead-letter exchange and dead-letter
+     * queue, with this adapter's queue type; {@code queue} itself is left as it is.
+     *
+     * @throws dev.idemkit.ports.out.TopologyMismatchException when one of them exists with other arguments
+     */
+    public void declare(String queue) {
+        declarations.ensureSettlePaths(queue);
+    }
+
+    /**
+     * The delivery flow's view of a message the consumer of {@code queue} received.
+     *
+     * @param acknowledge what acknowledges the original: run once the delivery is settled (acked, or its retry or dead
+     *     letter confirmed by the broker); when a copy cannot be confirmed the settle method throws instead and the
+     *     original must go back to the broker unacknowledged
+     */
+    public Delivery adopt(String queue, AMQP.BasicProperties props, byte[] body, boolean redelivered,
+            Runnable acknowledge) {
+        Objects.requireNonNull(props, "props");
+        Objects.requireNonNull(body, "body");
+        Objects.requireNonNull(acknowledge, "acknowledge");
+        declarations.ensureSettlePaths(queue);
+        return new AdoptedDelivery(new Received(queue, props, body), redelivered, publisher, declarations, clock,
+                acknowledge);
+    }
+
+    /** The dead-letter queues of the adopted queues (depth, inspection, approved redrive). */
+    public RabbitDeadLetterQueue deadLetterQueue() {
+        return deadLetters;
+    }
+
+    @Override
+    public void close() {
+        publisher.close();
+        try {
+            if (publishing.isOpen()) {
+                publishing.close(5_000);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("close of connection {} failed: {}", publishing.getClientProvidedName(), e.getMessage());
+        }
+        LOG.info("decision=disconnect uri={}", settings.redactedUri());
+    }
+}

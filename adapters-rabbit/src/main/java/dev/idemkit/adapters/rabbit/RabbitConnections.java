@@ -1,0 +1,52 @@
+package dev.idemkit.adapters.rabbit;
+
+import com.rabbitmq.client.Address;
+import com.rabbitmq.client.AddressResolver;
+import com.rabbitmq.client.ConnectionFactory;
+import java.util.List;
+
+/** How idemkit connects to RabbitMQ: the factory's recovery, heartbeat and timeouts, and the node order. */
+final class RabbitConnections {
+    private RabbitConnections() {}
+
+    static ConnectionFactory factory(RabbitSettings settings, boolean recoverTopology) {
+        ConnectionFactory f = new ConnectionFactory();
+        try {
+            f.setUri(settings.uri());
+        } catch (java.security.GeneralSecurityException | RuntimeException e) {
+            throw new IllegalArgumentException("rabbit uri is not usable: " + settings.redactedUri(), e);
+        }
+        f.setAutomaticRecoveryEnabled(true);
+        f.setTopologyRecoveryEnabled(recoverTopology);
+        f.setNetworkRecoveryInterval(1_000);
+        f.setRequestedHeartbeat(15);
+        f.setConnectionTimeout(5_000);
+        return f;
+    }
+
+    /**
+     * The uri's host and port, or the settings' node addresses, tried IN THE ORDER GIVEN on connect and on every
+     * recovery (amqp-client would shuffle them; Spring AMQP's default does not either). A deployment spreads its
+     * connections by giving each instance its own order. The leader of a quorum queue is placed on the node of the
+     * connection that declares it.
+     */
+    static AddressResolver nodes(RabbitSettings settings) {
+        List<Address> addresses = settings.addresses().isEmpty()
+                ? List.of(new Address(settings.uri().getHost() == null ? ConnectionFactory.DEFAULT_HOST
+                        : settings.uri().getHost(), settings.uri().getPort() > 0 ? settings.uri().getPort()
+                        : "amqps".equals(settings.uri().getScheme()) ? ConnectionFactory.DEFAULT_AMQP_OVER_SSL_PORT
+                        : ConnectionFactory.DEFAULT_AMQP_PORT))
+                : settings.addresses().stream().map(Address::parseAddress).toList();
+        return new AddressResolver() {
+            @Override
+            public List<Address> getAddresses() {
+                return addresses;
+            }
+
+            @Override
+            public List<Address> maybeShuffle(List<Address> input) {
+                return input;
+            }
+        };
+    }
+}

@@ -1,0 +1,38 @@
+package dev.idemkit.spring;
+
+import dev.idemkit.adapters.postgres.JoinedInboxStore;
+import dev.idemkit.spring.IdemkitAutoConfiguration.IdemkitSchema;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/** idemkit's health: the store, and the dead-letter queues of the idempotent listeners. */
+@AutoConfiguration(after = {IdemkitPostgresAutoConfiguration.class, IdemkitRabbitAutoConfiguration.class})
+@ConditionalOnProperty(prefix = "idemkit", name = "enabled", matchIfMissing = true)
+@ConditionalOnClass({JoinedInboxStore.class, HealthIndicator.class})
+@ConditionalOnBean(DataSource.class)
+@EnableConfigurationProperties(IdemkitProperties.class)
+public class IdemkitHealthAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(name = "idemkitHealthIndicator")
+    IdemkitHealthIndicator idemkitHealthIndicator(DataSource dataSource, IdemkitSchema schema,
+            ObjectProvider<DeadLetterDepths> deadLetters, IdemkitProperties properties) {
+        DeadLetterDepths depths = deadLetters.getIfAvailable(() -> Map::of);
+        return new IdemkitHealthIndicator(dataSource, depths::depths, properties.getRabbit().getAlertThreshold());
+    }
+
+    /** The depths of the idempotent listeners' dead-letter queues, without naming spring-rabbit where it may be absent. */
+    @FunctionalInterface
+    interface DeadLetterDepths {
+        Map<String, Long> depths();
+    }
+}
