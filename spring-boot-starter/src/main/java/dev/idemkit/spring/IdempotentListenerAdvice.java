@@ -1,6 +1,7 @@
 package dev.idemkit.spring;
 
 import com.rabbitmq.client.AMQP;
+import dev.idemkit.adapters.postgres.JoinedUnitOfWork;
 import dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries;
 import dev.idemkit.domain.retry.FailureClass;
 import dev.idemkit.domain.retry.FailureClassifier;
@@ -9,6 +10,7 @@ import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.service.ConsumerSettings;
 import dev.idemkit.ports.service.DeliveryFlow;
 import java.nio.charset.StandardCharsets;
@@ -47,7 +49,7 @@ import org.springframework.messaging.handler.invocation.MethodArgumentResolution
  * passed through untouched.
  */
 public final class IdempotentListenerAdvice implements MethodInterceptor {
-    private final ListenerInbox inbox;
+    private final InboxStore<JoinedUnitOfWork> inbox;
     private final RabbitAdoptedDeliveries deliveries;
     private final RetryPolicy policy;
     private final Set<String> queues;
@@ -57,7 +59,7 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
     private final Map<String, DeliveryFlow> flows = new ConcurrentHashMap<>();
     private final DefaultMessagePropertiesConverter converter = new DefaultMessagePropertiesConverter();
 
-    IdempotentListenerAdvice(ListenerInbox inbox, RabbitAdoptedDeliveries deliveries, RetryPolicy policy,
+    IdempotentListenerAdvice(InboxStore<JoinedUnitOfWork> inbox, RabbitAdoptedDeliveries deliveries, RetryPolicy policy,
             Set<String> queues, RandomSource random, Clock clock, ConsumerEvents events) {
         this.inbox = Objects.requireNonNull(inbox, "inbox");
         this.deliveries = Objects.requireNonNull(deliveries, "deliveries");

@@ -1,8 +1,6 @@
 package dev.idemkit.app.crash;
 
-import java.io.PrintStream;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Where a crash child stops for its SIGKILL. Armed by the system properties {@code idemkit.crash.point} and
@@ -17,7 +15,6 @@ public final class CrashProbe {
     private static final CrashPoint ARMED = armed();
     private static final int HIT = Integer.getInteger("idemkit.crash.hit", 1);
     private static final AtomicInteger REACHED = new AtomicInteger();
-    private static final PrintStream OUT = System.out;
 
     private CrashProbe() {}
 
@@ -31,13 +28,7 @@ public final class CrashProbe {
         if (point != ARMED || REACHED.incrementAndGet() != HIT) {
             return;
         }
-        synchronized (OUT) {
-            OUT.println("CRASH-POINT " + point);
-            OUT.flush();
-        }
-        while (true) {
-            LockSupport.park();
-        }
+        dev.idemkit.testsupport.KillPoint.stopHere(point.name());
     }
 
     /** ConfirmingPublisher.publish to {@code queue} returned (advice in {@link CrashAgent}). */

@@ -1,0 +1,251 @@
+package dev.idemkit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
+import dev.idemkit.adapters.rabbit.RabbitSettings;
+import dev.idemkit.testsupport.ChildJvm;
+import dev.idemkit.testsupport.TestPostgres;
+import dev.idemkit.testsupport.TestRabbit;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Spring listener's settle path under SIGKILL: a Spring Boot service ({@link SpringCrashChild}) in a JVM of its
+ * own, killed from outside inside the listener's effect, after the commit before the container's ack, and between a
+ * retry's confirmed copy and the ack, {@link #KILLS} times per point, restarted each time; then a healthy instance
+ * drains the queue. Every message credits an account of its own by 1, so the balances say exactly what was lost (0)
+ * and what was applied twice (above 1). The harness is shown to bite: the deliberately broken build, whose container
+ * acknowledges before the effect's transaction commits, loses the credit it was killed inside.
+ */
+class SpringListenerCrashIT {
+    /** Kills per crash point: 2 here; {@code SpringListenerCrashSlowIT} (the full tier) kills 20 times. */
+    static final int KILLS = 2;
+    private static final Duration PATIENCE = Duration.ofSeconds(90);
+    private static final URI RABBIT = URI.create(TestRabbit.URI);
+
+    @Test
+    void killedAtEveryPointOfTheListenersSettlePathLosesNothingAndAppliesNothingTwice() throws Exception {
+        assertThat(run(KILLS).describe()).isEqualTo(exact());
+    }
+
+    @Test
+    void aBuildWhoseContainerAcknowledgesBeforeTheCommitLosesTheCreditItWasKilledInside() throws Exception {
+        try (Harness h = new Harness("async-commit")) {
+            h.publishRound();
+            h.killAt(SpringCrashChild.INSIDE_EFFECT, 1);
+            Report r = h.drainAndReport();
+            System.out.println("spring-crash broken " + r.describe());
+            assertThat(r.lost).as("credits lost by the build that acks before it commits: " + r.describe())
+                    .isPositive();
+        }
+    }
+
+    static Report run(int kills) throws Exception {
+        try (Harness h = new Harness(null)) {
+            for (String point : List.of(SpringCrashChild.INSIDE_EFFECT, SpringCrashChild.AFTER_COMMIT_BEFORE_ACK,
+                    SpringCrashChild.RETRY_REPUBLISHED_BEFORE_ACK)) {
+                for (int k = 0; k < kills; k++) {
+                    h.publishRound();
+                    // vary where in the stream the kill lands; a round has two messages that fail once (retries)
+                    int hit = point.equals(SpringCrashChild.RETRY_REPUBLISHED_BEFORE_ACK) ? 1 + k % 2 : 1 + k % 3;
+                    long started = System.nanoTime();
+                    h.killAt(point, hit);
+                    System.out.println("spring-crash-step " + point + " kill " + (k + 1) + " hit " + hit + " "
+                            + (System.nanoTime() - started) / 1_000_000 + " ms");
+                }
+            }
+            Report r = h.drainAndReport();
+            System.out.println("spring-crash " + r.describe());
+            return r;
+        }
+    }
+
+    private static String exact() {
+        return "lost=0 twice=0 dead-lettered=0 left-in-queues=0";
+    }
+
+    /** What the balances, the keys and the queues say after the drain. */
+    record Report(int messages, long lost, long twice, long keys, long deadLettered, long leftInQueues) {
+        String describe() {
+            return "lost=" + lost + " twice=" + twice + " dead-lettered=" + deadLettered + " left-in-queues="
+                    + leftInQueues;
+        }
+    }
+
+    /** One schema, one queue and its settle paths, the child service's runs, and the plan of what was published. */
+    static final class Harness implements AutoCloseable {
+        private final String schema = TestPostgres.uniqueSchema("spring_crash");
+        private final String queue = TestRabbit.unique("spring-crash");
+        private final String broken;
+        private final Connection rabbit;
+        private final Channel publisher;
+        private final List<String> accounts = new ArrayList<>();
+        private int published;
+
+        Harness(String broken) throws Exception {
+            this.broken = broken;
+            try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
+                s.execute("CREATE SCHEMA " + schema);
+                s.execute("CREATE TABLE " + schema + ".accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
+                s.execute("CREATE TABLE " + schema + ".failed_once (id text PRIMARY KEY)");
+            }
+            rabbit = TestRabbit.rawConnection("idemkit-it-spring-crash");
+            publisher = rabbit.createChannel();
+            publisher.queueDeclare(queue, true, false, false, null); // the service's queue, as its bean declares it
+            publisher.confirmSelect();
+        }
+
+        /**
+         * Twelve deliveries: eight new messages, two of which fail their first attempt, and two redeliveries of each of
+         * two of them (same id, same body), every message crediting an account of its own by 1.
+         */
+        void publishRound() throws Exception {
+            List<String[]> round = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                String id = "m-" + UUID.randomUUID();
+                String account = "acc-" + id;
+                accounts.add(account);
+                round.add(new String[] {id, (i < 2 ? "once:" : "") + account + ":1"});
+            }
+            try (java.sql.Connection c = TestPostgres.connect();
+                    PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema + ".accounts VALUES (?, 0)")) {
+                for (String[] m : round) {
+                    ps.setString(1, m[1].substring(m[1].indexOf("acc-"), m[1].lastIndexOf(':')));
+                    ps.executeUpdate();
+                }
+            }
+            List<String[]> sends = new ArrayList<>(round);
+            sends.add(round.get(2));
+            sends.add(round.get(5));
+            sends.add(round.get(2));
+            sends.add(round.get(0));
+            for (String[] m : sends) {
+                AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().messageId(m[0]).deliveryMode(2)
+                        .contentType("text/plain").build();
+                publisher.basicPublish("", queue, props, m[1].getBytes(StandardCharsets.UTF_8));
+            }
+            publisher.waitForConfirmsOrDie(10_000);
+            published += sends.size();
+        }
+
+        ChildJvm start(String point, int hit) throws Exception {
+            Map<String, String> props = new java.util.LinkedHashMap<>();
+            props.put("idemkit.crash.point", point == null ? "" : point);
+            props.put("idemkit.crash.hit", Integer.toString(hit));
+            if (broken != null) {
+                props.put("idemkit.crash.broken", broken);
+            }
+            String url = TestPostgres.URL + (TestPostgres.URL.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+            return ChildJvm.of(SpringCrashChild.class.getName()).properties(props)
+                    .log(java.nio.file.Path.of("target", "child-logs"), "spring-crash-" + (point == null ? "drain"
+                            : point) + "-" + UUID.randomUUID().toString().substring(0, 8))
+                    .args(List.of("--spring.datasource.url=" + url, "--spring.datasource.username=" + TestPostgres.USER,
+                            "--spring.datasource.password=" + TestPostgres.PASSWORD,
+                            "--spring.datasource.hikari.maximum-pool-size=4",
+                            "--spring.rabbitmq.host=" + RABBIT.getHost(),
+                            "--spring.rabbitmq.port=" + (RABBIT.getPort() > 0 ? RABBIT.getPort() : 5672),
+                            "--spring.rabbitmq.listener.simple.concurrency=2",
+                            "--spring.rabbitmq.listener.simple.prefetch=5",
+                            "--spring.main.web-application-type=none", "--logging.level.root=WARN",
+                            "--crash.queue=" + queue, "--idemkit.postgres.schema=" + schema,
+                            "--idemkit.rabbit.idempotent-listeners=true", "--idemkit.retry.base-delay=50ms",
+                            "--idemkit.retry.max-delay=200ms"))
+                    .start();
+        }
+
+        /** Starts the service armed at {@code point}, waits until a thread stopped there, and SIGKILLs it. */
+        void killAt(String point, int hit) throws Exception {
+            try (ChildJvm child = start(point, hit)) {
+                String line = child.awaitLine("CRASH-POINT " + point, PATIENCE).orElseThrow(() -> new AssertionError(
+                        "the service never reached " + point + " (hit " + hit + "); log: " + child.log()));
+                assertThat(line).isEqualTo("CRASH-POINT " + point);
+                assertThat(child.kill()).as("killed by SIGKILL").isEqualTo(ChildJvm.SIGKILLED);
+            }
+        }
+
+        /** A healthy instance until every account was credited and the queues are empty; then the totals. */
+        Report drainAndReport() throws Exception {
+            // a graceful stop gives back what the container had fetched but not yet handed to the listener (redeliveries
+            // of credited messages, by then): another instance acks those as duplicates; at most a few rounds
+            for (int round = 0; round < 4; round++) {
+                try (ChildJvm child = start(null, 1)) {
+                    child.awaitLine("READY", PATIENCE).orElseThrow(() -> new AssertionError("no READY; log: "
+                            + child.log()));
+                    long deadline = System.nanoTime() + PATIENCE.toNanos();
+                    // settled: nothing ready in the queues and nothing unacknowledged (a lost credit never shows up in
+                    // the balances, so the balances alone are not what is waited for)
+                    while (System.nanoTime() < deadline && !(inQueues() == 0 && unacknowledged() == 0)) {
+                        Thread.sleep(100);
+                    }
+                    assertThat(child.terminate()).as("a graceful stop; log: " + child.log()).isIn(0, 143);
+                }
+                if (inQueues() == 0) {
+                    break;
+                }
+            }
+            long lost;
+            long twice;
+            try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT count(*) FILTER (WHERE balance = 0), count(*) FILTER (WHERE"
+                            + " balance > 1) FROM " + schema + ".accounts")) {
+                rs.next();
+                lost = rs.getLong(1);
+                twice = rs.getLong(2);
+            }
+            long keys;
+            try (java.sql.Connection c = TestPostgres.connect();
+                    PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + schema
+                            + ".processed_messages WHERE consumer = ?")) {
+                ps.setString(1, IdempotentListenerAdvice.consumerOf(queue));
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    keys = rs.getLong(1);
+                }
+            }
+            return new Report(published, lost, twice, keys, TestRabbit.readyOrZero(rabbit, queue + ".dlq"), inQueues());
+        }
+
+        /** Messages of the queue delivered to a consumer and not yet acknowledged, as the broker counts them. */
+        private long unacknowledged() throws Exception {
+            for (String line : TestRabbit.rabbitmqctl("list_queues", "name", "messages_unacknowledged").split("\n")) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length == 2 && f[0].equals(queue)) {
+                    return Long.parseLong(f[1]);
+                }
+            }
+            return 0;
+        }
+
+        /** Messages ready in the queue, its retry bucket and its hold queue (unacked ones count once their consumer is gone). */
+        private long inQueues() throws Exception {
+            return TestRabbit.readyOrZero(rabbit, queue) + TestRabbit.readyOrZero(rabbit, queue + ".retry.1s")
+                    + TestRabbit.readyOrZero(rabbit, queue + ".dlq.hold");
+        }
+
+        @Override
+        public void close() throws Exception {
+            try {
+                rabbit.close();
+            } finally {
+                try (RabbitMessageTransport t = new RabbitMessageTransport(RabbitSettings.defaults().withUri(RABBIT))) {
+                    t.deleteTopology(queue);
+                } finally {
+                    TestPostgres.dropSchema(schema);
+                }
+            }
+        }
+    }
+}

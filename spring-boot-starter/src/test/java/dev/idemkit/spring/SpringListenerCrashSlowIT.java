@@ -1,0 +1,16 @@
+package dev.idemkit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** {@link SpringListenerCrashIT} at 20 kills per crash point (the full tier, {@code -Pfull}). */
+@Tag("slow")
+class SpringListenerCrashSlowIT {
+
+    @Test
+    void killedTwentyTimesAtEveryPointOfTheListenersSettlePathLosesNothingAndAppliesNothingTwice() throws Exception {
+        assertThat(SpringListenerCrashIT.run(20).describe()).isEqualTo("lost=0 twice=0 dead-lettered=0 left-in-queues=0");
+    }
+}
