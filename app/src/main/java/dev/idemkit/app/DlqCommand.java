@@ -9,6 +9,7 @@ import dev.idemkit.domain.deadletter.DeadLetter;
 import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
 import dev.idemkit.ports.in.DeadLetters;
+import dev.idemkit.ports.in.Redrives;
 import dev.idemkit.ports.out.DeadLetterEntry;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -114,32 +115,57 @@ final class DlqCommand implements Runnable {
                 description = "why redriving past the dedup window is safe (with --past-window-approved-by)")
         String pastWindowReason;
 
+        @Option(names = "--dry-run", description = "say what the redrive would do with each dead letter, move nothing")
+        boolean dryRun;
+
+        @Option(names = "--redrive-rate", defaultValue = "50",
+                description = "dead letters moved per second at most (default 50)")
+        double perSecond;
+
         @Override
         public Integer call() {
-            RedriveRequest request;
+            Redrives.Command command;
             try {
+                if (!(perSecond > 0) || perSecond > 10_000) {
+                    throw new IllegalArgumentException("--redrive-rate must be in (0, 10000]");
+                }
                 java.time.Instant now = java.time.Instant.now();
                 Optional<Approval> pastWindow = Optional.empty();
                 if (pastWindowApprovedBy != null || pastWindowReason != null) {
                     pastWindow = Optional.of(new Approval(pastWindowApprovedBy, pastWindowReason, now));
                 }
-                request = new RedriveRequest(ids, new Approval(approvedBy, reason, now), pastWindow);
+                Approval approval = new Approval(approvedBy, reason, now);
+                new RedriveRequest(ids, approval, pastWindow); // the approvals' rules, checked before anything starts
+                command = new Redrives.Command(queue, ids, operator(), approval, pastWindow, dryRun);
             } catch (IllegalArgumentException e) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
             try (Assembly assembly = assemble(settings())) {
                 DeadLetters deadLetters = deadLetters(assembly);
-                java.util.List<DeadLetters.RedriveResult> results = new java.util.ArrayList<>();
-                for (String id : request.deadLetterIds()) { // each under a redrive span in its message's trace
-                    results.addAll(assembly.tracing().redriveOne(deadLetters, queue, id, request));
-                }
+                // the console's operation: audited in the store, at a rate, traced, stopped at the first failure
+                Redrives redrives = assembly.redrives(java.util.Map.of(queue, deadLetters), perSecond);
+                Redrives.Outcome outcome = redrives.redrive(new Redrives.Command(queue, command.ids(),
+                        command.operator(), command.approval(), command.pastWindow(), command.dryRun()));
                 boolean allDone = true;
-                for (var r : results) {
-                    out().println(Printable.id(r.deadLetterId()) + ": " + describe(r));
+                for (var r : outcome.results()) {
+                    out().println(Printable.id(r.deadLetterId()) + ": " + (dryRun && r.found() ? "would " : "")
+                            + describe(r));
                     allDone &= r.found() && r.action() != RedriveAction.SKIP_PAST_WINDOW;
+                }
+                outcome.auditId().ifPresent(id -> out().println("audit entry " + id));
+                if (outcome.failure().isPresent()) {
+                    out().println("STOPPED: " + Printable.text(outcome.failure().get(), 500) + "; not attempted: "
+                            + outcome.notAttempted().stream().map(Printable::id).toList()
+                            + " (still in the dead-letter queue: run the same command again to resume)");
+                    return Idemkit.EXIT_FAILED;
                 }
                 return allDone ? 0 : Idemkit.EXIT_FAILED;
             }
+        }
+
+        /** Who runs the command, as the audit records the operator. */
+        private static String operator() {
+            return "cli:" + System.getProperty("user.name", "unknown");
         }
 
         private static String describe(DeadLetters.RedriveResult r) {

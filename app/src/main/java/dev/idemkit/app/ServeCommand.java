@@ -112,9 +112,8 @@ final class ServeCommand extends AppCommand {
                 deadLetters.put(assembly.transportBinding().queue(kind.queue()), assembly.deadLetters(
                         kind.consumerName(), alert -> LOG.error("ALERT {}", alert.summary())));
             }
-            OperatorConsole console = new OperatorConsole(deadLetters, operators,
-                    settings.deadLetters().alertThreshold(), assembly.clock(), redrivesPerSecond, assembly.tracing(),
-                    assembly.store().redriveAudit());
+            OperatorConsole console = new OperatorConsole(deadLetters, assembly.redrives(deadLetters,
+                    redrivesPerSecond), operators, settings.deadLetters().alertThreshold(), assembly.clock());
             try {
                 api = ApiServer.start(new InetSocketAddress(settings.http().port()), OperatorConsole.routes(console,
                         new PaymentsApi(assembly.paymentCharger(), assembly.store().ledger(), apiKeys,

@@ -30,14 +30,23 @@ public final class Printable {
      * {@code \\uXXXX}; at most {@code max} characters of the input, then {@code ...}. {@code -} for null.
      */
     public static String text(String raw, int max) {
-        if (raw == null) {
-            return "-";
-        }
+        return raw == null ? "-" : escape(raw, max, false);
+    }
+
+    /**
+     * As {@link #text}, keeping line feeds and tabs (a body shown as text on a page, where lines matter); every other
+     * control or format character is written as {@code \\uXXXX}.
+     */
+    public static String lines(String raw, int max) {
+        return raw == null ? "-" : escape(raw, max, true);
+    }
+
+    private static String escape(String raw, int max, boolean keepLines) {
         StringBuilder out = new StringBuilder(Math.min(raw.length(), max) + 8);
         int i = 0;
         for (int kept = 0; i < raw.length() && kept < max; kept++) {
             int cp = raw.codePointAt(i);
-            if (safe(cp)) {
+            if (safe(cp) || keepLines && (cp == '\n' || cp == '\t')) {
                 out.appendCodePoint(cp);
             } else {
                 for (char c : Character.toChars(cp)) {

@@ -33,6 +33,21 @@ class PrintableProperties {
                 });
     }
 
+    /** Law: lines keep line feeds and tabs and nothing else unsafe; without them it is text. */
+    @Test
+    void linesKeepLineFeedsAndTabsOnly() {
+        qt().withExamples(1000).forAll(strings().allPossible().ofLengthBetween(0, 300), integers().between(1, 200))
+                .checkAssert((raw, max) -> {
+                    String out = Printable.lines(raw, max);
+                    out.codePoints().forEach(cp -> assertThat(unsafe(cp) && cp != '\n' && cp != '\t')
+                            .as("U+%04X", cp).isFalse());
+                    if (raw.indexOf('\n') < 0 && raw.indexOf('\t') < 0) {
+                        assertThat(out).isEqualTo(Printable.text(raw, max));
+                    }
+                });
+        assertThat(Printable.lines("a\n\tb\r\u001b", 100)).isEqualTo("a\n\tb\\u000d\\u001b");
+    }
+
     private static boolean unsafe(int cp) {
         int t = Character.getType(cp);
         return t == Character.CONTROL || t == Character.FORMAT || t == Character.SURROGATE || t == Character.UNASSIGNED

@@ -96,7 +96,7 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
             return;
         }
         if (client == null) {
-            write(response, Problems.problem(401, "Unauthorized", "about:blank", "an Idempotency-Key is kept per client:"
+            write(response, Problems.problem(401, "Unauthorized", "unknown-client", "an Idempotency-Key is kept per client:"
                     + " this request has no authenticated principal" + (clientHeader == null ? "" : " nor a "
                     + clientHeader + " header")), false);
             return;
@@ -107,7 +107,7 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
                         .startsWith("multipart/"))) {
             // form parameters may already have been read by another filter, and would not be served again from the
             // bytes: refused rather than fingerprinted wrongly
-            write(response, Problems.problem(415, "Unsupported Media Type", "about:blank", "idemkit's Idempotency-Key"
+            write(response, Problems.problem(415, "Unsupported Media Type", "unsupported-media-type", "idemkit's Idempotency-Key"
                     + " protocol takes request bodies as bytes (JSON and the like), not forms: " + contentType), false);
             return;
         }
@@ -131,7 +131,7 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
                 StoredResponse answer = stored(captured);
                 if (transactionDoomed.getAsBoolean()) { // rollback-only or aborted: nothing of it can commit
                     throw new UnstoredAnswer(answer.status() < 400 ? Problems.problem(500, "Internal Server Error",
-                            "about:blank", "the handler answered " + answer.status() + " but its transaction was rolled"
+                            "answer-not-kept", "the handler answered " + answer.status() + " but its transaction was rolled"
                             + " back: nothing was kept; retry with the same Idempotency-Key") : answer, null, null);
                 }
                 return answer;

@@ -193,7 +193,10 @@ class SampleServiceIT {
         String account = "explode-" + UUID.randomUUID();
         String json = "{\"amount\": 10, \"account_id\": \"" + account + "\"}";
         assertThat(post("client-a", null, json).statusCode()).as("no key").isEqualTo(400);
-        assertThat(post(null, UUID.randomUUID().toString(), json).statusCode()).as("no client").isEqualTo(401);
+        HttpResponse<byte[]> noClient = post(null, UUID.randomUUID().toString(), json);
+        assertThat(noClient.statusCode()).as("no client").isEqualTo(401);
+        assertThat(new String(noClient.body(), StandardCharsets.UTF_8)).as("a problem type of idemkit's own, not"
+                + " about:blank glued to its base").startsWith("{\"type\":\"https://idemkit.dev/problems/unknown-client\"");
         assertThat(post("client-a", "x".repeat(300), json).statusCode()).as("over-long key").isEqualTo(400);
         String key = UUID.randomUUID().toString();
         assertThat(post("client-a", key, json).statusCode()).as("the handler charged, then threw").isEqualTo(500);

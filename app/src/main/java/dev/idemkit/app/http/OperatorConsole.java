@@ -6,19 +6,19 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import dev.idemkit.app.json.CanonicalJson;
-import dev.idemkit.app.tracing.Tracing;
 import dev.idemkit.domain.Message;
+import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
-import dev.idemkit.domain.deadletter.RedriveAction;
-import dev.idemkit.domain.deadletter.RedriveRequest;
 import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.domain.httpkey.ClientId;
 import dev.idemkit.ports.in.DeadLetters;
 import dev.idemkit.ports.in.DeadLetters.RedriveResult;
+import dev.idemkit.ports.in.Redrives;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeadLetterEntry;
+import dev.idemkit.ports.out.RedriveAudit;
 import dev.idemkit.ports.service.Problems;
 import java.io.IOException;
 import java.io.InputStream;
@@ -49,16 +49,19 @@ import org.slf4j.LoggerFactory;
  *       time it was dead-lettered is given beside it;
  *   <li>{@code GET /ops/dead-letters/{id}?queue=Q[&reveal=true]}: one, with its headers and attempt history; the
  *       body only with {@code reveal=true}, as sanitized text (control characters escaped, at most 16 KiB);
- *   <li>{@code POST /ops/redrive} {@code {"queue", "ids": [...], "approver", "reason", "dry_run"}} (approver and
- *       reason required unless {@code dry_run}): what a redrive
+ *   <li>{@code POST /ops/redrive} {@code {"queue", "ids": [...], "approver", "reason", "dry_run",
+ *       "past_window_approver", "past_window_reason"}} (approver and reason required unless {@code dry_run}): what a
+ *       redrive
  *       would do ({@code dry_run: true}: republish, or skip because the inbox already holds the key, the id is
  *       unusable, or it is older than the dedup window), or does it; recorded in the audit with the operator;
  *   <li>{@code GET /ops/audit}: the last 100 redrives and dry runs, newest first, as {@link RedriveAudit} recorded them.
  * </ul>
- * A redrive moves one dead letter at a time (republish, confirmed, then removal from the dead-letter queue) at most
- * {@code redrivesPerSecond}; interrupted anywhere, each message is back in its queue, still in the dead-letter queue,
- * or (killed between the two steps) in both, and the inbox makes the second copy a duplicate. Sending the same
- * request again resumes it: what was moved is no longer found, what was processed meanwhile is skipped.
+ * The console routes and speaks JSON; a redrive is the {@link Redrives} operation's (the one the command line calls):
+ * one dead letter at a time (republish, confirmed, then removal from the dead-letter queue) at its rate, per queue one
+ * at a time, audited; interrupted anywhere, each message is back in its queue, still in the dead-letter queue, or
+ * (killed between the two steps) in both, and the inbox makes the second copy a duplicate. Sending the same request
+ * again resumes it: what was moved is no longer found, what was processed meanwhile is skipped. A second approval
+ * ({@code past_window_approver}, {@code past_window_reason}) also redrives dead letters older than the dedup window.
  */
 public final class OperatorConsole implements HttpHandler {
     private static final Logger LOG = LoggerFactory.getLogger(OperatorConsole.class);
@@ -69,41 +72,23 @@ public final class OperatorConsole implements HttpHandler {
     static final int MAX_APPROVAL_CHARS = 200;
 
     private final Map<String, DeadLetters> queues;
+    private final Redrives redrives;
     private final ApiKeys operators;
     private final int alertThreshold;
     private final Clock clock;
-    private final double redrivesPerSecond;
-    private final RedriveAudit audit;
-    private final Tracing tracing;
-    private final Map<String, Object> locks = new java.util.concurrent.ConcurrentHashMap<>();
-    /** When the next republish may start (guarded by the queue's lock; one rate for the console). */
-    private volatile long nextRedrive = System.nanoTime();
 
     /**
-     * @param queues the app's work queues, each with the dead-letter operations of its consumer (whose inbox the
-     *     dry run consults)
+     * @param queues the app's work queues, each with the dead-letter operations of its consumer (what the console lists
+     *     and shows)
+     * @param redrives the redrive operation (locks, rate, audit, tracing): the one the command line calls too
      */
-    public OperatorConsole(Map<String, DeadLetters> queues, ApiKeys operators, int alertThreshold, Clock clock,
-            double redrivesPerSecond) {
-        this(queues, operators, alertThreshold, clock, redrivesPerSecond, Tracing.none(), RedriveAudit.inMemory(1000));
-    }
-
-    /**
-     * With a span per redriven dead letter, in the trace its message carries, and {@code audit} recording every redrive
-     * and dry run as it goes.
-     */
-    public OperatorConsole(Map<String, DeadLetters> queues, ApiKeys operators, int alertThreshold, Clock clock,
-            double redrivesPerSecond, Tracing tracing, RedriveAudit audit) {
-        this.tracing = Objects.requireNonNull(tracing, "tracing");
-        this.audit = Objects.requireNonNull(audit, "audit");
+    public OperatorConsole(Map<String, DeadLetters> queues, Redrives redrives, ApiKeys operators, int alertThreshold,
+            Clock clock) {
         this.queues = Map.copyOf(queues);
+        this.redrives = Objects.requireNonNull(redrives, "redrives");
         this.operators = Objects.requireNonNull(operators, "operators");
         this.alertThreshold = alertThreshold;
         this.clock = Objects.requireNonNull(clock, "clock");
-        if (!(redrivesPerSecond > 0)) {
-            throw new IllegalArgumentException("redrivesPerSecond must be positive, got " + redrivesPerSecond);
-        }
-        this.redrivesPerSecond = redrivesPerSecond;
     }
 
     /** {@code /console} and {@code /ops/...} to {@code console}, everything else to {@code api}. */
@@ -120,7 +105,7 @@ public final class OperatorConsole implements HttpHandler {
 
     /** The newest 100 recorded redrives and dry runs, newest first. */
     public List<RedriveAudit.Entry> audit() {
-        return audit.entries(100);
+        return redrives.audit(100);
     }
 
     @Override
@@ -153,7 +138,7 @@ public final class OperatorConsole implements HttpHandler {
                             + " keys).");
             return;
         }
-        Map<String, String> query = query(ex.getRequestURI().getRawQuery());
+        Map<String, String> query = HttpExchanges.query(ex.getRequestURI().getRawQuery());
         if (path.equals("/ops/queues") && method.equals("GET")) {
             queues(ex);
         } else if (path.equals("/ops/dead-letters") && method.equals("GET")) {
@@ -253,8 +238,7 @@ public final class OperatorConsole implements HttpHandler {
     private void redrive(HttpExchange ex, ClientId operator) throws IOException {
         JsonNode body = readJson(ex);
         String queue = field(body, "queue", 255);
-        DeadLetters dlq = queue == null ? null : queues.get(queue);
-        if (dlq == null) {
+        if (queue == null || !redrives.queues().contains(queue)) {
             problem(ex, 404, "Not Found", "unknown-queue", "No queue " + printable(queue) + ".");
             return;
         }
@@ -274,7 +258,8 @@ public final class OperatorConsole implements HttpHandler {
                     + " \"reason\" (why), both non-blank; they are recorded with it.");
             return;
         }
-        java.util.Set<String> ids = new java.util.LinkedHashSet<>(); // an id given twice is redriven once
+        Optional<Approval> pastWindow = pastWindow(body);
+        List<String> ids = new ArrayList<>();
         JsonNode idNodes = body.get("ids");
         if (idNodes == null || !idNodes.isArray() || idNodes.isEmpty() || idNodes.size() > MAX_LISTED) {
             throw new IllegalArgumentException("\"ids\" must be an array of 1.." + MAX_LISTED + " dead-letter ids");
@@ -285,94 +270,51 @@ public final class OperatorConsole implements HttpHandler {
             }
             ids.add(n.asText());
         });
-        // recorded on every republished message: who approved it, and through which operator's key
-        String approvedBy = approver.equals(operator.value()) || dryRun ? approver
-                : approver + " (operator " + operator.value() + ")";
-        RedriveRequest request = new RedriveRequest(List.copyOf(ids), new Approval(approvedBy, reason, clock.now()));
-        // one redrive or dry run per queue at a time: the rate holds across requests, and two requests for the same
-        // dead letter never both find it before either moved it
-        List<RedriveResult> results = new ArrayList<>();
-        String failure = null;
-        long entry;
-        synchronized (lockOf(queue)) {
-            List<RedriveResult> plan = dlq.plan(queue, request);
-            if (plan.stream().noneMatch(RedriveResult::found)) {
-                problem(ex, 404, "Not Found", "unknown-dead-letter", "None of the " + ids.size() + " ids is in the"
-                        + " dead-letter queue of " + queue + " (already redriven, or never there).");
-                return;
-            }
-            // recorded before anything moves, each result as it is done: a redrive cut short by a crash is still there
-            entry = audit.begin(clock.now(), operator.value(), approver, reason, queue, dryRun, ids.size());
-            if (dryRun) {
-                results.addAll(plan);
-                plan.forEach(r -> audit.result(entry, auditResult(r)));
-            } else {
-                try {
-                    rateLimited(dlq, queue, request, r -> {
-                        results.add(r);
-                        audit.result(entry, auditResult(r));
-                    });
-                } catch (RuntimeException e) {
-                    // stop at the first failure (a broker in trouble): what moved is reported and audited, the rest
-                    // stays in the dead-letter queue; the same request again resumes
-                    failure = e.toString();
-                    LOG.error("console redrive queue={} stopped after {} of {}: {}", queue, results.size(), ids.size(),
-                            failure);
-                }
-            }
-            audit.finish(entry, failure);
+        Redrives.Outcome outcome = redrives.redrive(new Redrives.Command(queue, ids, operator.value(),
+                new Approval(approver, reason, clock.now()), pastWindow, dryRun));
+        if (outcome.nothingFound()) {
+            problem(ex, 404, "Not Found", "unknown-dead-letter", "None of the " + ids.size() + " ids is in the"
+                    + " dead-letter queue of " + queue + " (already redriven, or never there).");
+            return;
         }
-        LOG.info("console redrive queue={} operator={} approver={} dry_run={} ids={} republished={}", queue,
-                printable(operator.value()), printable(approver), dryRun, ids.size(), results.stream()
-                        .filter(r -> r.action() == RedriveAction.REPUBLISH && r.found()).count());
         ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
-        root.put("queue", queue).put("dry_run", dryRun).put("audit_id", entry);
+        root.put("queue", queue).put("dry_run", dryRun).put("audit_id", outcome.auditId().getAsLong());
         ArrayNode items = root.putArray("results");
-        for (RedriveResult r : results) {
+        for (RedriveResult r : outcome.results()) {
             items.addObject().put("id", r.deadLetterId()).put("found", r.found()).put("action", r.action().name())
                     .put("age_seconds", r.age().toSeconds()).put("dedup_window_seconds", r.dedupWindow().toSeconds());
         }
-        if (failure != null) {
-            root.put("error", "stopped after " + results.size() + " of " + ids.size() + ": " + failure
-                    + "; the others are still in the dead-letter queue, send the same request again to resume");
+        outcome.failure().ifPresent(failure -> {
+            root.put("error", "stopped after " + outcome.results().size() + " of "
+                    + (outcome.results().size() + outcome.notAttempted().size()) + ": " + failure + "; the others are still in the dead-letter"
+                    + " queue, send the same request again to resume");
             ArrayNode left = root.putArray("not_attempted");
-            ids.stream().skip(results.size()).forEach(left::add);
+            outcome.notAttempted().forEach(left::add);
+        });
+        json(ex, outcome.failure().isEmpty() ? 200 : 503, root);
+    }
+
+    /**
+     * The second approval that also lets through dead letters older than the dedup window: {@code past_window_approver}
+     * and {@code past_window_reason}, both or neither, by another person than the first approver.
+     */
+    private static Optional<Approval> pastWindow(JsonNode body) {
+        String by = field(body, "past_window_approver", MAX_APPROVAL_CHARS);
+        String why = field(body, "past_window_reason", MAX_APPROVAL_CHARS);
+        if ((by == null || by.isBlank()) && (why == null || why.isBlank())) {
+            return Optional.empty();
         }
-        json(ex, failure == null ? 200 : 503, root);
-    }
-
-    private Object lockOf(String queue) {
-        return locks.computeIfAbsent(queue, q -> new Object());
-    }
-
-    /** One dead letter at a time, at most {@link #redrivesPerSecond} (no catching up after a stall). */
-    private void rateLimited(DeadLetters dlq, String queue, RedriveRequest request,
-            java.util.function.Consumer<RedriveResult> results) {
-        long spacing = (long) (1_000_000_000L / redrivesPerSecond);
-        for (String id : request.deadLetterIds()) {
-            long wait = nextRedrive - System.nanoTime();
-            if (wait > 0) {
-                try {
-                    Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted"); // what is left stays in the dead-letter queue
-                }
-            }
-            nextRedrive = Math.max(nextRedrive, System.nanoTime()) + spacing;
-            List<RedriveResult> done = tracing.redriveOne(dlq, queue, id, request);
-            done.forEach(results);
+        if (by == null || by.isBlank() || why == null || why.isBlank()) {
+            throw new IllegalArgumentException("a redrive past the dedup window needs both \"past_window_approver\""
+                    + " and \"past_window_reason\"");
         }
-    }
-
-    private static RedriveAudit.Result auditResult(RedriveResult r) {
-        return new RedriveAudit.Result(r.deadLetterId(), r.found(), r.action().name());
+        return Optional.of(new Approval(by, why, java.time.Instant.now()));
     }
 
     private void auditLog(HttpExchange ex) throws IOException {
         ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
         ArrayNode items = root.putArray("entries");
-        for (RedriveAudit.Entry e : audit.entries(100)) {
+        for (RedriveAudit.Entry e : redrives.audit(100)) {
             ObjectNode n = items.addObject().put("id", e.id()).put("at", e.at().toString()).put("operator", e.operator())
                     .put("approver", e.approver()).put("reason", e.reason()).put("queue", e.queue())
                     .put("dry_run", e.dryRun()).put("ids", e.ids()).put("state", e.state());
@@ -429,11 +371,8 @@ public final class OperatorConsole implements HttpHandler {
     }
 
     private static JsonNode readJson(HttpExchange ex) throws IOException {
-        byte[] raw;
-        try (InputStream in = ex.getRequestBody()) {
-            raw = in.readNBytes(MAX_REQUEST_BYTES + 1);
-        }
-        if (raw.length > MAX_REQUEST_BYTES) {
+        byte[] raw = HttpExchanges.body(ex, MAX_REQUEST_BYTES);
+        if (raw == null) {
             throw new IllegalArgumentException("the request body exceeds " + MAX_REQUEST_BYTES + " bytes");
         }
         try {
@@ -475,37 +414,9 @@ public final class OperatorConsole implements HttpHandler {
         }
     }
 
-    private static Map<String, String> query(String raw) {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (raw == null) {
-            return out;
-        }
-        for (String pair : raw.split("&")) {
-            int eq = pair.indexOf('=');
-            if (eq > 0) {
-                out.putIfAbsent(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
-                        URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-            }
-        }
-        return out;
-    }
-
-    /** Control characters (other than tab and newline) escaped as {@code \\uXXXX}; cut at {@code max} characters. */
+    /** Text from a dead letter for the page: {@link Printable#lines} (line feeds and tabs kept, nothing else raw). */
     static String sanitize(String s, int max) {
-        StringBuilder out = new StringBuilder(Math.min(s.length(), max) + 16);
-        for (int i = 0; i < s.length() && out.length() < max; i++) {
-            char c = s.charAt(i);
-            if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028'
-                    || c == '\u2029' || Character.getType(c) == Character.FORMAT) {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        if (out.length() >= max && s.length() > max) {
-            out.append("... (cut at ").append(max).append(" characters)");
-        }
-        return out.toString();
+        return Printable.lines(s, max);
     }
 
     private static String printable(String s) {
@@ -514,9 +425,7 @@ public final class OperatorConsole implements HttpHandler {
 
     private static void problem(HttpExchange ex, int status, String title, String type, String detail)
             throws IOException {
-        var p = Problems.problem(status, title, type, detail);
-        ex.getResponseHeaders().set("Content-Type", Problems.CONTENT_TYPE);
-        write(ex, status, p.body());
+        HttpExchanges.problem(ex, status, title, type, detail);
     }
 
     private static void json(HttpExchange ex, int status, ObjectNode node) throws IOException {
@@ -526,9 +435,6 @@ public final class OperatorConsole implements HttpHandler {
     }
 
     private static void write(HttpExchange ex, int status, byte[] body) throws IOException {
-        ex.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(body);
-        }
+        HttpExchanges.write(ex, status, body);
     }
 }

@@ -192,20 +192,11 @@ public final class PaymentsApi implements HttpHandler {
     }
 
     private static Optional<String> query(String rawQuery, String name) {
-        if (rawQuery == null) {
-            return Optional.empty();
+        try {
+            return Optional.ofNullable(HttpExchanges.query(rawQuery).get(name));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // a malformed escape: as if absent
         }
-        for (String pair : rawQuery.split("&")) {
-            int eq = pair.indexOf('=');
-            if (eq > 0 && pair.substring(0, eq).equals(name)) {
-                try {
-                    return Optional.of(java.net.URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-                } catch (IllegalArgumentException e) {
-                    return Optional.empty();
-                }
-            }
-        }
-        return Optional.empty();
     }
 
     private void read(HttpExchange ex, ClientId client, String id) throws IOException {
@@ -248,10 +239,7 @@ public final class PaymentsApi implements HttpHandler {
 
     /** The body, or null when it is larger than {@link #MAX_BODY_BYTES}. */
     private static byte[] readBody(HttpExchange ex) throws IOException {
-        try (InputStream in = ex.getRequestBody()) {
-            byte[] body = in.readNBytes(MAX_BODY_BYTES + 1);
-            return body.length > MAX_BODY_BYTES ? null : body;
-        }
+        return HttpExchanges.body(ex, MAX_BODY_BYTES);
     }
 
     private static void send(HttpExchange ex, StoredResponse response, boolean replayed) throws IOException {
@@ -262,10 +250,6 @@ public final class PaymentsApi implements HttpHandler {
         if (replayed) {
             ex.getResponseHeaders().set("Idempotent-Replayed", "true");
         }
-        byte[] body = response.body();
-        ex.sendResponseHeaders(response.status(), body.length == 0 ? -1 : body.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(body);
-        }
+        HttpExchanges.write(ex, response.status(), response.body());
     }
 }

@@ -1,5 +1,7 @@
 package dev.idemkit.app.http;
 
+import dev.idemkit.ports.out.RedriveAudit;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.idemkit.app.json.CanonicalJson;

@@ -2,6 +2,7 @@ package dev.idemkit.app.tracing;
 
 import dev.idemkit.domain.ConsumerName;
 import dev.idemkit.domain.Message;
+import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.Delivery;
@@ -281,26 +282,25 @@ public final class Tracing {
     };
 
     /**
-     * Redrives one dead letter of {@code request} under a redrive span in the trace its message carries (none when it is
-     * not found): the console and {@code idemkit dlq redrive} both go through here.
+     * The redrive operation's hook: a span per redriven dead letter, in the trace its message carries, current while it
+     * moves, ended with what was done (the console and {@code idemkit dlq redrive} both go through it).
      */
-    public java.util.List<dev.idemkit.ports.in.DeadLetters.RedriveResult> redriveOne(
-            dev.idemkit.ports.in.DeadLetters deadLetters, String queue, String id,
-            dev.idemkit.domain.deadletter.RedriveRequest request) {
-        dev.idemkit.domain.deadletter.RedriveRequest one = new dev.idemkit.domain.deadletter.RedriveRequest(
-                java.util.List.of(id), request.approval(), request.pastWindow());
-        java.util.Optional<dev.idemkit.ports.out.DeadLetterEntry> entry = deadLetters.show(queue, id);
-        if (entry.isEmpty()) {
-            return deadLetters.redrive(queue, one); // reported as not found
-        }
-        Span span = redrive(queue, entry.get().deadLetter().original(), request.approval());
-        java.util.List<dev.idemkit.ports.in.DeadLetters.RedriveResult> done = java.util.List.of();
-        try (Scope ignored = span.makeCurrent()) {
-            done = deadLetters.redrive(queue, one);
-        } finally {
-            redriven(span, done.isEmpty() ? "failed" : done.get(0).action().name());
-        }
-        return done;
+    public dev.idemkit.ports.out.RedriveEvents redriveEvents() {
+        return (queue, entry, approval) -> {
+            Span span = redrive(queue, entry.deadLetter().original(), approval);
+            return new dev.idemkit.ports.out.RedriveEvents.Observation() {
+                @Override
+                public void finished(String action) {
+                    redriven(span, action);
+                }
+
+                @Override
+                public ConsumerEvents.Scope enter() {
+                    Scope scope = span.makeCurrent();
+                    return scope::close;
+                }
+            };
+        };
     }
 
     /** A span for the redrive of one dead letter, in the trace its message carries; ended by the caller. */
@@ -317,15 +317,8 @@ public final class Tracing {
         span.end();
     }
 
+    /** An id or name from the wire as a span attribute: {@link Printable#text}, at most 256 characters. */
     private static String printable(String s) {
-        if (s == null) {
-            return "(none)";
-        }
-        StringBuilder out = new StringBuilder(Math.min(s.length(), 256));
-        for (int i = 0; i < s.length() && i < 256; i++) {
-            char c = s.charAt(i);
-            out.append(c < 0x20 || c == 0x7f ? '?' : c);
-        }
-        return out.toString();
+        return s == null ? "(none)" : Printable.text(s, 256);
     }
 }

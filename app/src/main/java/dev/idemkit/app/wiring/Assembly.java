@@ -80,7 +80,7 @@ public final class Assembly implements AutoCloseable {
      */
     public static Assembly start(AppSettings settings) {
         Assembly a = startWithout(settings);
-        a.traceWith(TracingSetup.fromEnvironment(System.getenv()));
+        a.traceWith(TracingSetup.fromEnvironment(settings.tracing().otelEnvironment()));
         return a;
     }
 
@@ -120,7 +120,7 @@ public final class Assembly implements AutoCloseable {
     }
 
     /**
-     * DESIGN.md section 6: the dedup window must outlive every way a message can come back, i.e. all
+     * docs/ARCHITECTURE.md section 6: the dedup window must outlive every way a message can come back, i.e. all
      * retry delays plus the age up to which a dead letter is redriven on one approval ({@code dlq.retention}; the
      * dead-letter service refuses older ones without a second approval).
      */
@@ -261,6 +261,15 @@ public final class Assembly implements AutoCloseable {
     }
 
     /** Dead-letter operations for a queue whose consumer is {@code kind}, alerting through {@code alerts}. */
+    /**
+     * The redrive operation over {@code queues} (work queue to its consumer's dead-letter operations): one per process,
+     * shared by whoever asks (the console, the command line), audited in the store, traced, at most {@code perSecond}.
+     */
+    public dev.idemkit.ports.in.Redrives redrives(java.util.Map<String, DeadLetters> queues, double perSecond) {
+        return new dev.idemkit.ports.service.RedriveService(queues, store.redriveAudit(), clock, perSecond,
+                tracing.redriveEvents());
+    }
+
     public DeadLetters deadLetters(String consumerName, Alerts alerts) {
         return new DeadLetterService(deadLetterQueue(), alerts, new AlertPolicy(settings.deadLetters().alertThreshold()), clock,
                 ProcessedKeys.of(store.inbox(), ConsumerName.of(consumerName)), new RedriveWindow(settings.deadLetters().retention()));

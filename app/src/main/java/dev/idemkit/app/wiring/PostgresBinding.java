@@ -17,7 +17,6 @@ import dev.idemkit.adapters.postgres.PostgresRetention;
 import dev.idemkit.adapters.postgres.PostgresSettings;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.consumers.BusinessEffects;
-import dev.idemkit.app.consumers.PostgresEffects;
 import dev.idemkit.app.payments.JdbcPaymentLedger;
 import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
@@ -104,7 +103,7 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
 
     /** In the app's schema: a redrive cut short by a crash is still on record after the restart. */
     @Override
-    public dev.idemkit.app.http.RedriveAudit redriveAudit() {
+    public dev.idemkit.ports.out.RedriveAudit redriveAudit() {
         return new dev.idemkit.app.http.PostgresRedriveAudit(db.dataSource());
     }
 

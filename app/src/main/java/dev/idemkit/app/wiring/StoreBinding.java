@@ -26,8 +26,8 @@ public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
     InboxStore<U> inbox();
 
     /** Where the dead-letter console records its redrives: this process's memory unless the store keeps them. */
-    default dev.idemkit.app.http.RedriveAudit redriveAudit() {
-        return dev.idemkit.app.http.RedriveAudit.inMemory(1000);
+    default dev.idemkit.ports.out.RedriveAudit redriveAudit() {
+        return dev.idemkit.ports.out.RedriveAudit.inMemory(1000);
     }
 
     BusinessEffects<U> effects();

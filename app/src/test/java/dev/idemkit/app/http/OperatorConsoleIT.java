@@ -57,9 +57,10 @@ class OperatorConsoleIT {
         assembly = Assembly.start(AppSettings.resolve(Sources.of(Map.of(), TestEnvironment.settings(schema))));
         String consumerName = "console-it-" + prefix;
         consumer = assembly.transport().subscribe(queue, assembly.consumer(consumerName, ConsumerKind.CREDIT_ACCOUNT));
-        OperatorConsole console = new OperatorConsole(Map.of(queue, assembly.deadLetters(consumerName, alert -> { })),
-                ApiKeys.of(Map.of("ana", OPERATOR_KEY)), 10, assembly.clock(), 200,
-                dev.idemkit.app.tracing.Tracing.none(), assembly.store().redriveAudit());
+        Map<String, dev.idemkit.ports.in.DeadLetters> queues = Map.of(queue, assembly.deadLetters(consumerName,
+                alert -> { }));
+        OperatorConsole console = new OperatorConsole(queues, assembly.redrives(queues, 200),
+                ApiKeys.of(Map.of("ana", OPERATOR_KEY)), 10, assembly.clock());
         api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), OperatorConsole.routes(console,
                 ex -> ex.sendResponseHeaders(404, -1)));
         base = URI.create("http://127.0.0.1:" + api.port());

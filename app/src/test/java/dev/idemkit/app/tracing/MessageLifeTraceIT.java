@@ -110,9 +110,11 @@ class MessageLifeTraceIT {
                             throw new NonRetryableException("provider refused the account");
                         }
                     })));
-            OperatorConsole console = new OperatorConsole(Map.of(queue, assembly.deadLetters(consumerName, a -> { })),
-                    ApiKeys.of(Map.of("ana", operatorKey)), 10, assembly.clock(), 100, tracing,
-                    dev.idemkit.app.http.RedriveAudit.inMemory(10));
+            Map<String, dev.idemkit.ports.in.DeadLetters> queues = Map.of(queue, assembly.deadLetters(consumerName,
+                    a -> { }));
+            OperatorConsole console = new OperatorConsole(queues, new dev.idemkit.ports.service.RedriveService(queues,
+                    dev.idemkit.ports.out.RedriveAudit.inMemory(10), assembly.clock(), 100, tracing.redriveEvents()),
+                    ApiKeys.of(Map.of("ana", operatorKey)), 10, assembly.clock());
             try (ApiServer api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), OperatorConsole.routes(console,
                     ex -> ex.sendResponseHeaders(404, -1)))) {
                 tracing.publishing(assembly.transport()).publish(queue,

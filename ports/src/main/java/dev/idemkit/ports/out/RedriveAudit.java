@@ -1,4 +1,4 @@
-package dev.idemkit.app.http;
+package dev.idemkit.ports.out;
 
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -7,9 +7,10 @@ import java.util.Deque;
 import java.util.List;
 
 /**
- * The console's record of its redrives and dry runs: one is recorded when it starts, each dead letter's result as it
- * is done, and how it ended; a redrive whose process was killed stays {@code running}, with what it did until then.
- * {@link #inMemory} keeps the last entries of this process; {@code PostgresRedriveAudit} keeps them in the store.
+ * The record of redrives and dry runs, written by the redrive operation (whoever called it: the console, the command
+ * line): one is recorded when it starts, each dead letter's result as it is done, and how it ended; a redrive whose
+ * process was killed stays {@code running}, with what it did until then. {@link #inMemory} keeps the last entries of
+ * this process; a store keeps them durably (the app's {@code PostgresRedriveAudit}). Implementations are thread-safe.
  */
 public interface RedriveAudit {
     /** What was done with one dead letter. */
