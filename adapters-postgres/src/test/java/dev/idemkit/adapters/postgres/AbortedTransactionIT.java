@@ -29,7 +29,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * DESIGN.md section 7: PostgreSQL aborts a transaction at its first failing statement, and pgjdbc's
+ * docs/ARCHITECTURE.md section 7: PostgreSQL aborts a transaction at its first failing statement, and pgjdbc's
  * {@code commit()} of an aborted transaction returns normally although the server rolled back. An
  * effect that swallows an {@code SQLException} (the "insert; a unique violation means already done"
  * idiom) must therefore never be reported as processed: the store fails, nothing is kept, and the

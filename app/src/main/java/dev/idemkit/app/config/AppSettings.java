@@ -13,12 +13,13 @@ import java.util.Optional;
 /**
  * Everything the app can be told, grouped by concern: where the keys live ({@link StoreSettings}), which broker carries
  * the messages ({@link TransportSettings}), how failures are retried ({@link RetrySettings}), what happens to dead
- * letters ({@link DeadLetterSettings}) and the HTTP API ({@link HttpSettings}); each group has {@code with...} copies.
+ * letters ({@link DeadLetterSettings}), the HTTP API ({@link HttpSettings}) and where traces go
+ * ({@link TracingSettings}); each group has {@code with...} copies.
  * {@link #resolve} is the one place that reads flags, environment and file ({@link Sources}); adapters read nothing
  * themselves. Absent PostgreSQL URL or SQS endpoint means: start the embedded real engine and say so at start-up.
  */
 public record AppSettings(StoreSettings store, TransportSettings transport, RetrySettings retry,
-        DeadLetterSettings deadLetters, HttpSettings http) {
+        DeadLetterSettings deadLetters, HttpSettings http, TracingSettings tracing) {
 
     /** The {@code sqs.endpoint} value that means AWS's own regional endpoint with the default credentials chain. */
     public static final String AWS = "aws";
@@ -138,18 +139,33 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         }
     }
 
+    /**
+     * OpenTelemetry's own variables as the environment gave them ({@code OTEL_*}): whether to export traces and
+     * where (the SDK's autoconfiguration reads the rest of them itself).
+     */
+    public record TracingSettings(Map<String, String> otelEnvironment) {
+        public TracingSettings {
+            otelEnvironment = Map.copyOf(otelEnvironment);
+        }
+
+        /** No traces exported. */
+        public static TracingSettings none() {
+            return new TracingSettings(Map.of());
+        }
+    }
+
     /** The same settings on another store. */
     public AppSettings withStore(StoreSettings other) {
-        return new AppSettings(other, transport, retry, deadLetters, http);
+        return new AppSettings(other, transport, retry, deadLetters, http, tracing);
     }
 
     /** The same settings on another transport. */
     public AppSettings withTransport(TransportSettings other) {
-        return new AppSettings(store, other, retry, deadLetters, http);
+        return new AppSettings(store, other, retry, deadLetters, http, tracing);
     }
 
     public AppSettings withHttp(HttpSettings other) {
-        return new AppSettings(store, transport, retry, deadLetters, other);
+        return new AppSettings(store, transport, retry, deadLetters, other, tracing);
     }
 
     /** The Redis adapter's options that the app resolves (flag, environment or file) and passes on. */
@@ -252,7 +268,8 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
             throw new ConfigException("backoff.cap", "cap " + retry.backoffCap() + " is below backoff.base "
                     + retry.backoffBase());
         }
-        return new AppSettings(store, transport, retry, deadLetters, http);
+        return new AppSettings(store, transport, retry, deadLetters, http,
+                new TracingSettings(s.environmentStartingWith("OTEL_")));
     }
 
 

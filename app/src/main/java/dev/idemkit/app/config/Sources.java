@@ -58,4 +58,15 @@ public final class Sources {
         }
         return Optional.ofNullable(v).map(String::strip).filter(s -> !s.isEmpty());
     }
+
+    /** The environment variables whose names start with {@code prefix} (another library's own, such as OTEL_*). */
+    public Map<String, String> environmentStartingWith(String prefix) {
+        Map<String, String> out = new HashMap<>();
+        env.forEach((k, v) -> {
+            if (k.startsWith(prefix)) {
+                out.put(k, v);
+            }
+        });
+        return out;
+    }
 }

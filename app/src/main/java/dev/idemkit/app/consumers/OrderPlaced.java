@@ -62,4 +62,9 @@ public record OrderPlaced(String orderId, String customerId, List<String> items)
         items.forEach(node.putArray("items")::add);
         return CanonicalJson.canonical(node);
     }
+
+    /** The items as canonical JSON (sorted, the form the order's effect stores). */
+    public byte[] itemsJson() {
+        return CanonicalItems.json(items);
+    }
 }

@@ -1,6 +1,9 @@
-package dev.idemkit.app.consumers;
+package dev.idemkit.app.wiring;
 
 import dev.idemkit.adapters.postgres.JpaUnitOfWork;
+import dev.idemkit.app.consumers.AccountCredit;
+import dev.idemkit.app.consumers.BusinessEffects;
+import dev.idemkit.app.consumers.OrderPlaced;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
 import dev.idemkit.adapters.postgres.PostgresOutbox;
 import dev.idemkit.ports.out.OutboxMessage;
@@ -56,7 +59,7 @@ public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
             try (PreparedStatement ps = work.connection().prepareStatement(RESERVE)) {
                 ps.setString(1, order.orderId());
                 ps.setString(2, order.customerId());
-                ps.setString(3, new String(CanonicalItems.json(order.items()), java.nio.charset.StandardCharsets.UTF_8));
+                ps.setString(3, new String(order.itemsJson(), java.nio.charset.StandardCharsets.UTF_8));
                 if (ps.executeUpdate() == 1) { // another message for an order already reserved emits nothing
                     outbox.append(work, new OutboxMessage(OrderPlaced.RESERVED_EVENT, order.reservedOrderingKey(),
                             dev.idemkit.app.tracing.Tracing.withTraceOf(message, java.util.Map.of("order_id",

@@ -5,7 +5,6 @@ import dev.idemkit.adapters.redis.RedisStores;
 import dev.idemkit.adapters.redis.RedisUnitOfWork;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.consumers.BusinessEffects;
-import dev.idemkit.app.consumers.RedisEffects;
 import dev.idemkit.app.payments.PaymentCharger;
 import dev.idemkit.app.payments.PaymentLedger;
 import dev.idemkit.domain.httpkey.KeyPolicy;

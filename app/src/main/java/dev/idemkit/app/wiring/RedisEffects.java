@@ -1,6 +1,9 @@
-package dev.idemkit.app.consumers;
+package dev.idemkit.app.wiring;
 
 import dev.idemkit.adapters.redis.RedisStores;
+import dev.idemkit.app.consumers.AccountCredit;
+import dev.idemkit.app.consumers.BusinessEffects;
+import dev.idemkit.app.consumers.OrderPlaced;
 import dev.idemkit.adapters.redis.RedisUnitOfWork;
 import dev.idemkit.ports.service.MessageHandler;
 import java.math.BigDecimal;

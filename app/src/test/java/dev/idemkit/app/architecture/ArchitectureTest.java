@@ -14,7 +14,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md section 1, checked over the production classes of every module. */
+/** docs/ARCHITECTURE.md section 1, checked over the production classes of every module. */
 class ArchitectureTest {
     static final String ROOT = "dev.idemkit";
 
@@ -27,6 +27,7 @@ class ArchitectureTest {
     static final ArchRule NO_PACKAGE_CYCLES = IdemkitRules.noPackageCycles(ROOT);
     static final ArchRule EXERCISES_NAME_NO_ADAPTER_NOR_THE_APP = IdemkitRules.exercisesNameNoAdapterNorTheApp(ROOT);
     static final ArchRule EXAMPLE_SERVICE_NAMES_NO_ADAPTER = IdemkitRules.exampleServiceNamesNoAdapter(ROOT);
+    static final ArchRule CONFIG_NAMES_ONLY_ADAPTER_SETTINGS = IdemkitRules.configNamesOnlyAdapterSettings(ROOT);
     static final ArchRule NOTHING_DEPENDS_ON_BENCHMARKS = IdemkitRules.nothingDependsOnBenchmarks(ROOT);
     static final ArchRule NO_PRODUCTION_TYPE_TAKES_A_FAULT_INJECTOR = IdemkitRules.noProductionTypeTakesAFaultInjector(ROOT);
     static final ArchRule ADAPTER_CLASSES_NAMED_ONLY_IN_THEIR_MODULE_AND_APP =
@@ -101,6 +102,11 @@ class ArchitectureTest {
     @Test
     void theExampleServiceNamesNoAdapter() {
         EXAMPLE_SERVICE_NAMES_NO_ADAPTER.check(production);
+    }
+
+    @Test
+    void theAppsConfigurationNamesOnlyTheAdaptersSettings() {
+        CONFIG_NAMES_ONLY_ADAPTER_SETTINGS.check(production);
     }
 
     @Test

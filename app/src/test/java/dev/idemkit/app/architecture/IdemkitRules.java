@@ -8,7 +8,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import com.tngtech.archunit.lang.ArchRule;
 
 /**
- * The rules of DESIGN.md section 1, built for a root package so that the same rule checks the real
+ * The rules of docs/ARCHITECTURE.md section 1, built for a root package so that the same rule checks the real
  * code ({@code dev.idemkit}) and the violating fixtures ({@code dev.idemkit.archfixtures}).
  */
 final class IdemkitRules {
@@ -17,7 +17,7 @@ final class IdemkitRules {
     static ArchRule domainUsesJdkOnly(String root) {
         return classes().that().resideInAPackage(root + ".domain..")
                 .should().onlyDependOnClassesThat().resideInAnyPackage("java..", root + ".domain..")
-                .because("the domain jar must be reusable alone: the JDK only (DESIGN.md section 1)");
+                .because("the domain jar must be reusable alone: the JDK only (docs/ARCHITECTURE.md section 1)");
     }
 
     static ArchRule domainDoesNoIoNorClockNorRandomness(String root) {
@@ -36,7 +36,7 @@ final class IdemkitRules {
     static ArchRule portsUseDomainAndJdkOnly(String root) {
         return classes().that().resideInAPackage(root + ".ports..")
                 .should().onlyDependOnClassesThat().resideInAnyPackage("java..", root + ".domain..", root + ".ports..")
-                .because("ports name no technology: domain and the JDK only (DESIGN.md section 1)");
+                .because("ports name no technology: domain and the JDK only (docs/ARCHITECTURE.md section 1)");
     }
 
     static ArchRule layers(String root) {
@@ -54,13 +54,13 @@ final class IdemkitRules {
                 .whereLayer("Adapters").mayOnlyBeAccessedByLayers("App", "Benchmarks")
                 .whereLayer("Ports").mayOnlyBeAccessedByLayers("Adapters", "Exercises", "App", "Benchmarks")
                 .whereLayer("Domain").mayOnlyBeAccessedByLayers("Ports", "Adapters", "Exercises", "App", "Benchmarks")
-                .because("domain <- ports <- adapters | exercises <- app <- benchmarks (DESIGN.md section 1)");
+                .because("domain <- ports <- adapters | exercises <- app <- benchmarks (docs/ARCHITECTURE.md section 1)");
     }
 
     static ArchRule adaptersAreIndependent(String root) {
         return slices().matching(root + ".adapters.(*)..").namingSlices("adapter $1")
                 .should().notDependOnEachOther()
-                .because("no adapter depends on another adapter (DESIGN.md section 1)");
+                .because("no adapter depends on another adapter (docs/ARCHITECTURE.md section 1)");
     }
 
     static ArchRule adaptersDoNotKnowTheApp(String root) {
@@ -76,15 +76,28 @@ final class IdemkitRules {
     }
 
     static ArchRule exampleServiceNamesNoAdapter(String root) {
-        return noClasses().that().resideInAnyPackage(root + ".app.http..", root + ".app.payments..")
+        return noClasses().that().resideInAPackage(root + ".app..")
+                .and().resideOutsideOfPackages(root + ".app.wiring..", root + ".app.config..")
                 .should().dependOnClassesThat().resideInAPackage(root + ".adapters..")
-                .because("the payments API and its ledger port are the example service; only app.wiring names adapters");
+                .because("app.wiring is the composition root, the only package that names adapters (app.config names"
+                        + " only their settings)");
+    }
+
+    static ArchRule configNamesOnlyAdapterSettings(String root) {
+        return noClasses().that().resideInAPackage(root + ".app.config..")
+                .should().dependOnClassesThat(com.tngtech.archunit.base.DescribedPredicate.describe(
+                        "are adapter classes other than their settings",
+                        (com.tngtech.archunit.core.domain.JavaClass c) -> c.getPackageName().startsWith(root + ".adapters.")
+                                && !c.getSimpleName().endsWith("Settings")
+                                && !c.getName().contains("Settings$")))
+                .because("app.config refuses a bad value at resolve with the adapters' own limits and parsers (their"
+                        + " *Settings), and constructs nothing");
     }
 
     static ArchRule nothingDependsOnBenchmarks(String root) {
         return noClasses().that().resideOutsideOfPackage(root + ".benchmarks..")
                 .should().dependOnClassesThat().resideInAPackage(root + ".benchmarks..")
-                .because("benchmarks measure the shipped paths; nothing ships with them (DESIGN.md section 1)");
+                .because("benchmarks measure the shipped paths; nothing ships with them (docs/ARCHITECTURE.md section 1)");
     }
 
     static ArchRule noProductionTypeTakesAFaultInjector(String root) {

@@ -44,7 +44,9 @@ class RulesBiteTest {
     private static final String FIXTURES = "dev.idemkit.archfixtures";
     private static final JavaClasses CONFORMING =
             new ClassFileImporter().importClasses(PureDecision.class, Store.class, PostgresStore.class, Check.class,
-                    dev.idemkit.archfixtures.ok.app.http.Api.class);
+                    dev.idemkit.archfixtures.ok.app.http.Api.class,
+                    dev.idemkit.archfixtures.ok.app.config.ConfigChecksALimit.class,
+                    dev.idemkit.archfixtures.ok.adapters.rabbit.RabbitThingSettings.class);
 
     private static JavaClasses only(Class<?>... classes) {
         return new ClassFileImporter().importClasses(classes);
@@ -122,6 +124,12 @@ class RulesBiteTest {
     @Test
     void exampleServiceRuleFailsOnTheApiNamingAnAdapter() {
         bites(IdemkitRules::exampleServiceNamesNoAdapter, ApiNamesAnAdapter.class, RabbitThing.class);
+    }
+
+    @Test
+    void configRuleFailsOnTheConfigurationBuildingAnAdapter() {
+        bites(IdemkitRules::configNamesOnlyAdapterSettings,
+                dev.idemkit.archfixtures.app.config.ConfigBuildsAnAdapter.class, RabbitThing.class);
     }
 
     @Test

@@ -47,7 +47,7 @@ import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 /**
- * The crash harness (DESIGN.md section 12): the real consumer in a child JVM ({@link CrashChild}) on a real store and
+ * The crash harness (docs/ARCHITECTURE.md section 12): the real consumer in a child JVM ({@link CrashChild}) on a real store and
  * a real transport, SIGKILLed at a named {@link CrashPoint}, restarted and drained; then the totals: every message's
  * effect exactly once, nothing left in the work or retry queues, every poisoned message in the DLQ (or, after a
  * redrive, processed once).

@@ -4,7 +4,7 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * The named moments of a settle path at which the crash harness SIGKILLs the consumer's JVM (DESIGN.md section 12).
+ * The named moments of a settle path at which the crash harness SIGKILLs the consumer's JVM (docs/ARCHITECTURE.md section 12).
  * Each point is reached in the real code: in the consumer's handler, in a delivery the harness wraps, or, inside the
  * adapters, where the {@link CrashAgent} stops a thread right after one broker call and before the next.
  */

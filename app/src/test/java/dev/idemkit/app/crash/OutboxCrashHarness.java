@@ -35,7 +35,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The crash harness for the outbox relay (DESIGN.md section 12: "between an outbox publish and its mark"): the shipped
+ * The crash harness for the outbox relay (docs/ARCHITECTURE.md section 12: "between an outbox publish and its mark"): the shipped
  * relay in a child JVM ({@link OutboxRelayChild}) on the real PostgreSQL outbox and RabbitMQ, SIGKILLed at
  * {@link CrashPoint#OUTBOX_BEFORE_PUBLISH} or {@link CrashPoint#OUTBOX_PUBLISHED_BEFORE_MARK}, restarted, and finally
  * drained by a healthy child. Downstream, in this JVM, the real consumer runtime with the PostgreSQL inbox applies each

@@ -1,6 +1,6 @@
 package dev.idemkit.ports.out;
 
-/** What a store guarantees about effects (DESIGN.md section 3). */
+/** What a store guarantees about effects (docs/ARCHITECTURE.md section 3). */
 public enum Guarantee {
     /** key and effect commit or roll back together in one durable transaction. */
     EXACTLY_ONCE_EFFECT("exactly-once effect: key and effect commit or roll back together"),

@@ -2,7 +2,7 @@ package dev.idemkit.ports.out;
 
 /**
  * The producer side of idempotency: a message appended inside a unit of work is sent if and only if that unit of work
- * commits (DESIGN.md section 9). The effect and the events it emits are one write; a relay publishes committed
+ * commits (docs/ARCHITECTURE.md section 9). The effect and the events it emits are one write; a relay publishes committed
  * messages later.
  *
  * <p>Atomic step: the append is a row written through the caller's unit of work, nothing else; it commits or rolls
