@@ -5,7 +5,9 @@ import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.OutboxEntry;
+import dev.idemkit.ports.out.OutboxMaintenance;
 import dev.idemkit.ports.out.OutboxStore;
+import dev.idemkit.ports.out.ParkedOutbox;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -47,7 +49,7 @@ final class OutboxCommand implements Runnable {
         public Integer call() {
             try (Assembly assembly = assemble(settings())) {
                 OutboxStore outbox = outbox(assembly);
-                OutboxStore.Stats stats = outbox.stats(Instant.now());
+                OutboxMaintenance.Stats stats = outbox.stats(Instant.now());
                 out().println("outbox: " + stats.pending() + " pending" + stats.oldestPendingAge()
                         .map(a -> " (oldest " + a + ")").orElse("") + ", " + stats.parked() + " parked");
                 List<OutboxEntry> rows = unsent ? outbox.unsent(max) : outbox.parked(max);
@@ -96,7 +98,7 @@ final class OutboxCommand implements Runnable {
         String reason;
 
         /** Applies {@code change} to each id with the approval; exit 0 only when every one was parked. */
-        Integer each(String done, java.util.function.BiPredicate<OutboxStore, String> change) {
+        Integer each(String done, java.util.function.BiPredicate<ParkedOutbox, String> change) {
             Approval approval;
             try {
                 approval = new Approval(approvedBy, reason, Instant.now());
@@ -105,7 +107,7 @@ final class OutboxCommand implements Runnable {
             }
             this.approval = approval;
             try (Assembly assembly = assemble(settings())) {
-                OutboxStore outbox = outbox(assembly);
+                ParkedOutbox outbox = outbox(assembly);
                 boolean all = true;
                 for (String id : ids) {
                     boolean changed = change.test(outbox, id);

@@ -9,6 +9,7 @@ import dev.idemkit.app.http.PaymentsApi;
 import dev.idemkit.app.wiring.Assembly;
 import dev.idemkit.app.wiring.ConsumerKind;
 import dev.idemkit.ports.in.DeadLetters;
+import dev.idemkit.ports.out.OutboxMaintenance;
 import dev.idemkit.ports.out.OutboxStore;
 import dev.idemkit.ports.out.Subscription;
 import dev.idemkit.ports.service.OutboxRelay;
@@ -212,7 +213,7 @@ final class ServeCommand extends AppCommand {
         }
     }
 
-    private static void outboxStats(Assembly assembly, OutboxStore outbox) {
+    private static void outboxStats(Assembly assembly, OutboxMaintenance outbox) {
         try {
             assembly.metrics().outboxStats(outbox.stats(assembly.clock().now()));
         } catch (RuntimeException e) {

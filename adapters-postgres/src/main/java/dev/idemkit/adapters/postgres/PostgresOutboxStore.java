@@ -1,5 +1,9 @@
 package dev.idemkit.adapters.postgres;
 
+import static dev.idemkit.adapters.postgres.OutboxRows.COLUMNS;
+import static dev.idemkit.adapters.postgres.OutboxRows.query;
+import static dev.idemkit.adapters.postgres.OutboxRows.storable;
+
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.OutboxEntry;
@@ -30,8 +34,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The outbox as the relay and operators see it, on PostgreSQL table {@code outbox_messages} (appends: {@link
- * PostgresOutbox}).
+ * The outbox on PostgreSQL table {@code outbox_messages} (appends: {@link PostgresOutbox}): the relay's hand-out here,
+ * its wake-up in {@link OutboxListener}, the operators' actions in {@link PostgresParkedOutbox}, counts and retention in
+ * {@link PostgresOutboxMaintenance}, the rows' reading in {@link OutboxRows}.
  *
  * <p>Atomic step: {@link #HEAD_SCAN} finds each key's oldest unsent row, {@link #LOCK_HEADS} locks those that are due
  * ({@code FOR UPDATE SKIP LOCKED}), then {@link #FOLLOWERS} of the same keys; all held by this transaction while the
@@ -43,13 +48,6 @@ import org.slf4j.LoggerFactory;
 public final class PostgresOutboxStore implements OutboxStore {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresOutboxStore.class);
 
-    private static final String COLUMNS = """
-            seq, id, destination, ordering_key,
-            ARRAY(SELECT h.key FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_names,
-            ARRAY(SELECT h.value FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_values,
-            body, appended_at, attempt, failed_at, failed_errors, next_attempt_at, sent_at, parked_at, park_reason,
-            redrive
-            """;
     /**
      * The keys with unsent rows after a cursor key, each with its oldest unsent row (its head): a loose index scan over
      * the unsent rows' (ordering_key, seq) index that hops from key to key, O(keys x log rows) however deep a key's
@@ -57,36 +55,28 @@ public final class PostgresOutboxStore implements OutboxStore {
      * its key that may go out now. Keys whose head is parked or waiting for its retry are passed over inside the scan
      * (a correlated check per key, so the scan stays lazy), so any number of them never fills a pass.
      */
-    static final String HEAD_SCAN = """
-            WITH RECURSIVE keys(ordering_key, seq) AS (
-                (SELECT ordering_key, seq FROM outbox_messages
-                 WHERE sent_at IS NULL AND ordering_key > ? ORDER BY ordering_key, seq LIMIT 1)
-                UNION ALL
-                SELECT n.ordering_key, n.seq FROM keys k CROSS JOIN LATERAL (
-                    SELECT ordering_key, seq FROM outbox_messages
-                    WHERE sent_at IS NULL AND ordering_key > k.ordering_key ORDER BY ordering_key, seq LIMIT 1) n
-            )
-            SELECT k.ordering_key, k.seq FROM keys k
-            WHERE (SELECT o.parked_at IS NULL AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
-                   FROM outbox_messages o WHERE o.seq = k.seq)
-            LIMIT ?
-            """;
+    static final String HEAD_SCAN = headScan("");
     /** {@link #HEAD_SCAN} up to a key (included): the second scan of a pass, from the first key to where it began. */
-    static final String HEAD_SCAN_UP_TO = """
-            WITH RECURSIVE keys(ordering_key, seq) AS (
-                (SELECT ordering_key, seq FROM outbox_messages
-                 WHERE sent_at IS NULL AND ordering_key > ? AND ordering_key <= ? ORDER BY ordering_key, seq LIMIT 1)
-                UNION ALL
-                SELECT n.ordering_key, n.seq FROM keys k CROSS JOIN LATERAL (
-                    SELECT ordering_key, seq FROM outbox_messages
-                    WHERE sent_at IS NULL AND ordering_key > k.ordering_key AND ordering_key <= ?
-                    ORDER BY ordering_key, seq LIMIT 1) n
-            )
-            SELECT k.ordering_key, k.seq FROM keys k
-            WHERE (SELECT o.parked_at IS NULL AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
-                   FROM outbox_messages o WHERE o.seq = k.seq)
-            LIMIT ?
-            """;
+    static final String HEAD_SCAN_UP_TO = headScan(" AND ordering_key <= ?");
+
+    /** The head scan, its key range bounded above by {@code upTo} (empty: unbounded), in both of its steps. */
+    private static String headScan(String upTo) {
+        return """
+                WITH RECURSIVE keys(ordering_key, seq) AS (
+                    (SELECT ordering_key, seq FROM outbox_messages
+                     WHERE sent_at IS NULL AND ordering_key > ?%1$s ORDER BY ordering_key, seq LIMIT 1)
+                    UNION ALL
+                    SELECT n.ordering_key, n.seq FROM keys k CROSS JOIN LATERAL (
+                        SELECT ordering_key, seq FROM outbox_messages
+                        WHERE sent_at IS NULL AND ordering_key > k.ordering_key%1$s
+                        ORDER BY ordering_key, seq LIMIT 1) n
+                )
+                SELECT k.ordering_key, k.seq FROM keys k
+                WHERE (SELECT o.parked_at IS NULL AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
+                       FROM outbox_messages o WHERE o.seq = k.seq)
+                LIMIT ?
+                """.formatted(upTo);
+    }
     /**
      * The heads that are due and that no other relay holds, locked. A head another relay marked sent since the scan's
      * snapshot is dropped by the lock's recheck of {@code sent_at IS NULL}; the row after it waits for the next pass.
@@ -132,42 +122,18 @@ public final class PostgresOutboxStore implements OutboxStore {
                 next_attempt_at = NULL, parked_at = ?, park_reason = ?
             WHERE seq = ?
             """;
-    static final String REDRIVE = """
-            UPDATE outbox_messages
-            SET parked_at = NULL, park_reason = NULL, next_attempt_at = NULL, attempt = 1, redrive = ?
-            WHERE id = ? AND parked_at IS NOT NULL AND sent_at IS NULL
-            """;
-    /** Done without a publish: out of every relay's way; parked_at and its reason stay as the record of why (until retention). */
-    static final String DISCARD = """
-            UPDATE outbox_messages SET sent_at = clock_timestamp(), redrive = ?
-            WHERE id = ? AND parked_at IS NOT NULL AND sent_at IS NULL
-            """;
-    static final String STATS = """
-            SELECT count(*) FILTER (WHERE parked_at IS NULL), count(*) FILTER (WHERE parked_at IS NOT NULL),
-                   min(appended_at) FILTER (WHERE parked_at IS NULL)
-            FROM outbox_messages WHERE sent_at IS NULL
-            """;
-    static final String PURGE_SENT = """
-            DELETE FROM outbox_messages
-            WHERE ctid IN (SELECT ctid FROM outbox_messages WHERE sent_at < ? LIMIT ? FOR UPDATE SKIP LOCKED)
-              AND sent_at < ?
-            """;
-
     private final DataSource dataSource;
-    private final String channel;
-    private final Object listening = new Object();
     /** Where the next head scan starts (key order, wrapping round); per instance, a race on it is harmless. */
     private volatile String cursor = "";
-    private Connection listener;
-    private boolean listenFailedLogged;
+    private final OutboxListener listener;
+    private final PostgresParkedOutbox parked;
+    private final PostgresOutboxMaintenance maintenance;
 
     /** Opens the connection that LISTENs; it stays open, outside the pool. */
     @FunctionalInterface
     public interface ListenConnection {
         Connection open() throws SQLException;
     }
-
-    private final ListenConnection listenConnection;
 
     public PostgresOutboxStore(PostgresDatabase db) {
         this(db.dataSource(), db.schema(), db::openUnpooled);
@@ -180,8 +146,55 @@ public final class PostgresOutboxStore implements OutboxStore {
      */
     public PostgresOutboxStore(DataSource dataSource, String schema, ListenConnection listen) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-        this.channel = PostgresOutbox.channel(Objects.requireNonNull(schema, "schema"));
-        this.listenConnection = Objects.requireNonNull(listen, "listen");
+        String channel = PostgresOutbox.channel(Objects.requireNonNull(schema, "schema"));
+        this.listener = new OutboxListener(channel, Objects.requireNonNull(listen, "listen"));
+        this.parked = new PostgresParkedOutbox(dataSource, channel);
+        this.maintenance = new PostgresOutboxMaintenance(dataSource);
+    }
+
+    @Override
+    public void awaitAppend(Duration max) throws InterruptedException {
+        listener.awaitAppend(max);
+    }
+
+    /** Releases the LISTEN connection. */
+    public void close() {
+        listener.close();
+    }
+
+    @Override
+    public List<OutboxEntry> parked(int max) {
+        return parked.parked(max);
+    }
+
+    @Override
+    public List<OutboxEntry> unsent(int max) {
+        return parked.unsent(max);
+    }
+
+    @Override
+    public Optional<OutboxEntry> find(String id) {
+        return parked.find(id);
+    }
+
+    @Override
+    public boolean redrive(String id, Approval approval) {
+        return parked.redrive(id, approval);
+    }
+
+    @Override
+    public boolean discard(String id, Approval approval) {
+        return parked.discard(id, approval);
+    }
+
+    @Override
+    public Stats stats(Instant now) {
+        return maintenance.stats(now);
+    }
+
+    @Override
+    public long purgeSent(Instant before, int batch, int maxBatches) {
+        return maintenance.purgeSent(before, batch, maxBatches);
     }
 
     @Override
@@ -208,7 +221,7 @@ public final class PostgresOutboxStore implements OutboxStore {
             if (scanned.isEmpty()) {
                 return 0;
             }
-            List<Stored> heads = query(c, LOCK_HEADS, ps -> {
+            List<OutboxRows.Stored> heads = query(c, LOCK_HEADS, ps -> {
                 ps.setArray(1, c.createArrayOf("bigint", scanned.values().toArray()));
                 Sql.setInstant(ps, 2, now);
             });
@@ -226,13 +239,13 @@ public final class PostgresOutboxStore implements OutboxStore {
             int handed = heads.size();
             if (handed < max) {
                 int perKey = Math.max(1, (max - handed) / handed);
-                List<Stored> followers = query(c, FOLLOWERS, ps -> {
+                List<OutboxRows.Stored> followers = query(c, FOLLOWERS, ps -> {
                     ps.setArray(1, c.createArrayOf("text", headKeys));
                     ps.setArray(2, c.createArrayOf("bigint", headSeqs));
                     ps.setInt(3, perKey);
                 });
                 java.util.Set<String> stopped = new java.util.HashSet<>();
-                for (Stored f : followers) {
+                for (OutboxRows.Stored f : followers) {
                     String key = f.row().message().orderingKey();
                     if (stopped.contains(key) || handed >= max) {
                         continue;
@@ -325,282 +338,5 @@ public final class PostgresOutboxStore implements OutboxStore {
                 ps.executeUpdate();
             }
         }
-    }
-
-    /** Longest error text kept per attempt. */
-    static final int MAX_ERROR = 2000;
-
-    /**
-     * Error texts come from brokers and drivers and may hold anything: PostgreSQL refuses a NUL in text, and a refused
-     * outcome would roll back the whole pass (rows the broker confirmed published again and again, the failing row never
-     * parked). NULs become U+FFFD, the text is cut at {@link #MAX_ERROR} characters.
-     */
-    static String storable(String text) {
-        String t = text.replace('\u0000', '\uFFFD');
-        return t.length() <= MAX_ERROR ? t : t.substring(0, MAX_ERROR) + "...";
-    }
-
-    @Override
-    public void awaitAppend(Duration max) throws InterruptedException {
-        long millis = Math.max(1, Math.min(max.toMillis(), Integer.MAX_VALUE));
-        synchronized (listening) {
-            try {
-                PGConnection pg = listen();
-                PGNotification[] got = pg.getNotifications((int) millis);
-                if (got != null && got.length > 0) {
-                    LOG.debug("outbox woken by {} notification(s)", got.length);
-                }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-                return;
-            } catch (SQLException e) {
-                if (!listenFailedLogged) {
-                    LOG.warn("outbox LISTEN on {} failed ({}); polling every {} ms until it works again", channel,
-                            e.getMessage(), millis);
-                    listenFailedLogged = true;
-                }
-                closeListener();
-            }
-        }
-        Thread.sleep(millis);
-    }
-
-    private PGConnection listen() throws SQLException {
-        if (listener == null || listener.isClosed()) {
-            Connection c = listenConnection.open();
-            try {
-                c.setAutoCommit(true);
-                try (Statement s = c.createStatement()) {
-                    s.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
-                }
-                listener = c;
-                if (listenFailedLogged) {
-                    LOG.info("outbox LISTEN on {} works again", channel);
-                    listenFailedLogged = false;
-                }
-            } catch (SQLException | RuntimeException e) {
-                c.close();
-                throw e;
-            }
-        }
-        return listener.unwrap(PGConnection.class);
-    }
-
-    private void closeListener() {
-        if (listener != null) {
-            try {
-                listener.close();
-            } catch (SQLException ignored) {
-                // broken already
-            }
-            listener = null;
-        }
-    }
-
-    /** Releases the LISTEN connection. */
-    public void close() {
-        synchronized (listening) {
-            closeListener();
-        }
-    }
-
-    @Override
-    public List<OutboxEntry> parked(int max) {
-        return entries("SELECT " + COLUMNS + " FROM outbox_messages WHERE parked_at IS NOT NULL AND sent_at IS NULL"
-                + " ORDER BY seq LIMIT ?", max);
-    }
-
-    @Override
-    public List<OutboxEntry> unsent(int max) {
-        return entries("SELECT " + COLUMNS + " FROM outbox_messages WHERE sent_at IS NULL ORDER BY seq LIMIT ?", max);
-    }
-
-    private List<OutboxEntry> entries(String sql, int max) {
-        return Sql.inTransaction(dataSource, "outbox list", c -> query(c, sql, ps -> ps.setInt(1, max)))
-                .stream().map(Stored::entry).toList();
-    }
-
-    @Override
-    public Optional<OutboxEntry> find(String id) {
-        Optional<UUID> uuid = uuid(id);
-        if (uuid.isEmpty()) {
-            return Optional.empty();
-        }
-        return Sql.inTransaction(dataSource, "outbox find", c -> query(c, "SELECT " + COLUMNS
-                + " FROM outbox_messages WHERE id = ?", ps -> ps.setObject(1, uuid.get())))
-                .stream().findFirst().map(Stored::entry);
-    }
-
-    @Override
-    public boolean redrive(String id, Approval approval) {
-        Objects.requireNonNull(approval, "approval");
-        Optional<UUID> uuid = uuid(id);
-        if (uuid.isEmpty()) {
-            return false;
-        }
-        return Sql.inTransaction(dataSource, "outbox redrive", c -> {
-            try (PreparedStatement ps = c.prepareStatement(REDRIVE)) {
-                ps.setString(1, "approved by " + approval.approvedBy() + " at " + approval.at() + ": "
-                        + approval.reason());
-                ps.setObject(2, uuid.get());
-                boolean moved = ps.executeUpdate() == 1;
-                if (moved) {
-                    notifyRelays(c);
-                }
-                return moved;
-            }
-        });
-    }
-
-    @Override
-    public boolean discard(String id, Approval approval) {
-        Objects.requireNonNull(approval, "approval");
-        Optional<UUID> uuid = uuid(id);
-        if (uuid.isEmpty()) {
-            return false;
-        }
-        return Sql.inTransaction(dataSource, "outbox discard", c -> {
-            try (PreparedStatement ps = c.prepareStatement(DISCARD)) {
-                ps.setString(1, storable(DISCARDED + approval.approvedBy() + " at " + approval.at() + ": "
-                        + approval.reason()));
-                ps.setObject(2, uuid.get());
-                boolean done = ps.executeUpdate() == 1;
-                if (done) {
-                    notifyRelays(c); // the key's next row may go out now
-                }
-                return done;
-            }
-        });
-    }
-
-    private void notifyRelays(Connection c) throws SQLException {
-        try (PreparedStatement n = c.prepareStatement("SELECT pg_notify(?, '')")) {
-            n.setString(1, channel);
-            n.execute();
-        }
-    }
-
-    /** How a discarded row's record starts (its {@code redrive} column). */
-    static final String DISCARDED = "discarded, never published, by ";
-
-    @Override
-    public Stats stats(Instant now) {
-        return Sql.inTransaction(dataSource, "outbox stats", c -> {
-            try (PreparedStatement ps = c.prepareStatement(STATS); ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                Instant oldest = Sql.instant(rs, 3);
-                return new Stats(rs.getLong(1), rs.getLong(2), Optional.ofNullable(oldest)
-                        .map(t -> t.isBefore(now) ? Duration.between(t, now) : Duration.ZERO));
-            }
-        });
-    }
-
-    @Override
-    public long purgeSent(Instant before, int batch, int maxBatches) {
-        if (batch < 1 || maxBatches < 1) {
-            throw new IllegalArgumentException("batch and max batches must be positive");
-        }
-        long total = 0;
-        for (int i = 0; i < maxBatches; i++) {
-            int n = Sql.inTransaction(dataSource, "outbox retention", c -> {
-                try (PreparedStatement ps = c.prepareStatement(PURGE_SENT)) {
-                    Sql.setInstant(ps, 1, before);
-                    ps.setInt(2, batch);
-                    Sql.setInstant(ps, 3, before);
-                    return ps.executeUpdate();
-                }
-            });
-            total += n;
-            if (n < batch) {
-                break;
-            }
-        }
-        return total;
-    }
-
-    private static Optional<UUID> uuid(String id) {
-        try {
-            return Optional.of(UUID.fromString(Objects.requireNonNull(id, "id")));
-        } catch (IllegalArgumentException e) {
-            return Optional.empty();
-        }
-    }
-
-    @FunctionalInterface
-    private interface Binder {
-        void bind(PreparedStatement ps) throws SQLException;
-    }
-
-    private static List<Stored> query(Connection c, String sql, Binder binder) throws SQLException {
-        List<Stored> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            binder.bind(ps);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(read(rs));
-                }
-            }
-        }
-        return out;
-    }
-
-    /** A row with the columns the relay and operators need beside the message. */
-    private record Stored(OutboxRow row, Optional<Instant> nextAttemptAt, Optional<Instant> sentAt,
-            Optional<Instant> parkedAt, Optional<String> parkReason, Optional<String> redrive) {
-        boolean dueAt(Instant now) {
-            return parkedAt.isEmpty() && nextAttemptAt.map(t -> !t.isAfter(now)).orElse(true);
-        }
-
-        OutboxEntry entry() {
-            OutboxEntry.State state = sentAt.isPresent() && parkedAt.isPresent() ? OutboxEntry.State.DISCARDED
-                    : sentAt.isPresent() ? OutboxEntry.State.SENT
-                    : parkedAt.isPresent() ? OutboxEntry.State.PARKED : OutboxEntry.State.PENDING;
-            return new OutboxEntry(row, state, nextAttemptAt, sentAt, parkedAt, parkReason, redrive);
-        }
-    }
-
-    private static Stored read(ResultSet rs) throws SQLException {
-        String[] names = strings(rs.getArray("header_names"));
-        String[] values = strings(rs.getArray("header_values"));
-        Map<String, String> headers = new TreeMap<>();
-        for (int i = 0; i < names.length; i++) {
-            headers.put(names[i], values[i]);
-        }
-        OutboxMessage message = new OutboxMessage(rs.getString("destination"), rs.getString("ordering_key"), headers,
-                rs.getBytes("body"));
-        List<AttemptRecord> failures = new ArrayList<>();
-        Array at = rs.getArray("failed_at");
-        String[] errors = strings(rs.getArray("failed_errors"));
-        if (at != null) {
-            Object[] times = (Object[]) at.getArray();
-            for (int i = 0; i < times.length; i++) {
-                failures.add(new AttemptRecord(i + 1, instantOf(times[i]), errors[i]));
-            }
-        }
-        OutboxRow row = new OutboxRow(rs.getString("id"), rs.getLong("seq"), message,
-                rs.getObject("appended_at", java.time.OffsetDateTime.class).toInstant(), rs.getInt("attempt"), failures);
-        return new Stored(row, optionalInstant(rs, "next_attempt_at"), optionalInstant(rs, "sent_at"),
-                optionalInstant(rs, "parked_at"), Optional.ofNullable(rs.getString("park_reason")),
-                Optional.ofNullable(rs.getString("redrive")));
-    }
-
-    private static Optional<Instant> optionalInstant(ResultSet rs, String column) throws SQLException {
-        java.time.OffsetDateTime t = rs.getObject(column, java.time.OffsetDateTime.class);
-        return Optional.ofNullable(t).map(java.time.OffsetDateTime::toInstant);
-    }
-
-    private static Instant instantOf(Object o) {
-        if (o instanceof java.sql.Timestamp ts) {
-            return ts.toInstant();
-        }
-        if (o instanceof java.time.OffsetDateTime t) {
-            return t.toInstant();
-        }
-        throw new IllegalStateException("unexpected timestamp type " + (o == null ? "null" : o.getClass().getName()));
-    }
-
-    private static String[] strings(Array a) throws SQLException {
-        return a == null ? new String[0] : (String[]) a.getArray();
     }
 }

@@ -3,7 +3,7 @@ package dev.idemkit.app.metrics;
 import dev.idemkit.domain.ConsumerName;
 import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.OutboxEvents;
-import dev.idemkit.ports.out.OutboxStore;
+import dev.idemkit.ports.out.OutboxMaintenance;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -60,7 +60,7 @@ public final class Metrics implements ConsumerEvents, OutboxEvents {
     }
 
     /** The outbox's counts, read by serve's scheduler. */
-    public void outboxStats(OutboxStore.Stats stats) {
+    public void outboxStats(OutboxMaintenance.Stats stats) {
         outboxPending.set(stats.pending());
         outboxParkedRows.set(stats.parked());
         outboxOldestMillis.set(stats.oldestPendingAge().map(Duration::toMillis).orElse(0L));

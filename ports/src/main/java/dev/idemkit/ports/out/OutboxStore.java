@@ -1,87 +1,9 @@
 package dev.idemkit.ports.out;
 
-import dev.idemkit.domain.deadletter.Approval;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-
 /**
- * The outbox as the relay and operators see it (the append side is {@link Outbox}).
- *
- * <p>Atomic step: {@link #relay} hands out committed rows that are due and are the oldest unsent row of their ordering
- * key (or the rows right after such a head, in order), holding them so that no other relay instance can hand out
- * those rows or any later row of the same keys, and records what the publisher answered for each, all in one
- * transaction. Rows the publisher answered nothing for stay as they were. Thread-safe; any number of relay instances
- * may share one store.
+ * Everything a store of the outbox offers, by role: the relay's hand-out and wake-up ({@link OutboxRelayStore}), the
+ * operators' parked-row actions ({@link ParkedOutbox}) and maintenance ({@link OutboxMaintenance}). A store implements
+ * this; each user depends on the role it needs.
  */
-public interface OutboxStore {
-
-    /** Publishes a batch; called with the rows held. */
-    @FunctionalInterface
-    interface Publisher {
-        /**
-         * Publishes {@code runs}: one list per ordering key, its rows in order (publish a row only after the one before
-         * it was confirmed; stop a key's run at its first failure).
-         *
-         * @return an outcome per row id it attempted; rows without one are left as they were
-         */
-        Map<String, RelayOutcome> publish(List<List<OutboxRow>> runs);
-    }
-
-    /**
-     * One relay pass: up to {@code max} due rows (the heads of their keys, plus, for each such key, the rows after it
-     * up to the bound), handed to {@code publisher} while held; its outcomes recorded; committed.
-     *
-     * @return how many rows were handed out (0: nothing due, or all due keys are held by other relays)
-     * @throws StoreUnavailableException when the store failed; nothing of this pass was recorded, and a row that was
-     *     published is published again later with the same id
-     */
-    int relay(int max, Instant now, Publisher publisher);
-
-    /**
-     * Waits until something may have been appended (a commit notification) or {@code max} passed, whichever comes
-     * first. The default waits {@code max}: polling.
-     */
-    default void awaitAppend(Duration max) throws InterruptedException {
-        Thread.sleep(Math.max(1, max.toMillis()));
-    }
-
-    /** Parked rows, oldest first, up to {@code max}. */
-    List<OutboxEntry> parked(int max);
-
-    /** Unsent rows (pending and parked), oldest first, up to {@code max}. */
-    List<OutboxEntry> unsent(int max);
-
-    /** One row by its message id. */
-    Optional<OutboxEntry> find(String id);
-
-    /**
-     * Puts a parked row back in line (due now, attempts kept in its history), recording the approval with it.
-     *
-     * @return false when no parked row has that id
-     */
-    boolean redrive(String id, Approval approval);
-
-    /**
-     * Gives up on a parked row for good, recording the approval with it: it is never published, and the rows behind it
-     * in its key go out. For a message no broker will ever accept (a redrive would only park it again).
-     *
-     * @return false when no parked row has that id
-     */
-    boolean discard(String id, Approval approval);
-
-    /** Counts for metrics and health. */
-    record Stats(long pending, long parked, Optional<Duration> oldestPendingAge) {}
-
-    Stats stats(Instant now);
-
-    /**
-     * Deletes sent rows whose send is older than {@code before}, at most {@code batch} per transaction and
-     * {@code maxBatches} transactions; never an unsent row.
-     *
-     * @return how many rows were deleted
-     */
-    long purgeSent(Instant before, int batch, int maxBatches);
+public interface OutboxStore extends OutboxRelayStore, ParkedOutbox, OutboxMaintenance {
 }

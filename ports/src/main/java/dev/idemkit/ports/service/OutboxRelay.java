@@ -12,7 +12,7 @@ import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.OutboxMessage;
 import dev.idemkit.ports.out.OutboxEvents;
 import dev.idemkit.ports.out.OutboxRow;
-import dev.idemkit.ports.out.OutboxStore;
+import dev.idemkit.ports.out.OutboxRelayStore;
 import dev.idemkit.ports.out.RelayOutcome;
 import dev.idemkit.ports.out.StoreUnavailableException;
 import java.lang.System.Logger.Level;
@@ -106,7 +106,7 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    private final OutboxStore store;
+    private final OutboxRelayStore store;
     private final MessageTransport transport;
     private final UnaryOperator<String> queueName;
     private final Settings settings;
@@ -114,8 +114,6 @@ public final class OutboxRelay implements AutoCloseable {
     private final FailureStep failures;
     private final OutboxEvents events;
     private final ExecutorService publishers;
-    /** The outcomes of the pass the calling thread runs, counted once the store has committed them. */
-    private final ThreadLocal<Map<String, RelayOutcome>> pending = new ThreadLocal<>();
     private final List<Thread> loops = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The loops waiting between passes (the ones close() may interrupt at once). */
     private final java.util.Set<Thread> waiting = ConcurrentHashMap.newKeySet();
@@ -125,7 +123,7 @@ public final class OutboxRelay implements AutoCloseable {
      * @param queueName maps a row's destination to the transport's queue name (identity unless the transport restricts
      *     names)
      */
-    public OutboxRelay(OutboxStore store, MessageTransport transport, UnaryOperator<String> queueName, Settings settings,
+    public OutboxRelay(OutboxRelayStore store, MessageTransport transport, UnaryOperator<String> queueName, Settings settings,
             RandomSource random, Clock clock, OutboxEvents events) {
         this.store = Objects.requireNonNull(store, "store");
         this.transport = Objects.requireNonNull(transport, "transport");
@@ -148,14 +146,23 @@ public final class OutboxRelay implements AutoCloseable {
      * @throws StoreUnavailableException when the store failed (what was published goes out again later, same ids)
      */
     public int relayOnce() {
-        pending.remove();
-        int n = store.relay(settings.batch(), clock.now(), this::publish);
-        Map<String, RelayOutcome> recorded = pending.get();
-        if (recorded != null) {
-            pending.remove();
-            count(recorded);
+        Pass pass = new Pass();
+        int n = store.relay(settings.batch(), clock.now(), pass);
+        if (pass.outcomes != null) {
+            count(pass.outcomes); // the store returned: it committed them
         }
         return n;
+    }
+
+    /** One pass's publisher: it answers the store with the outcomes, and keeps them for the relay to count after. */
+    private final class Pass implements OutboxRelayStore.Publisher {
+        private Map<String, RelayOutcome> outcomes;
+
+        @Override
+        public Map<String, RelayOutcome> publish(List<List<OutboxRow>> runs) {
+            outcomes = OutboxRelay.this.publish(runs);
+            return outcomes;
+        }
     }
 
     /**
@@ -233,9 +240,7 @@ public final class OutboxRelay implements AutoCloseable {
         } finally {
             awaitAll(tasks); // also when a submit was refused (closing): what was submitted is waited for
         }
-        Map<String, RelayOutcome> done = Map.copyOf(outcomes);
-        pending.set(done);
-        return done;
+        return Map.copyOf(outcomes);
     }
 
     private static void awaitAll(List<Future<?>> tasks) {

@@ -37,9 +37,11 @@ class InMemoryMessageTransportTest {
         Eventually.pause(200);
         assertThat(held).hasSize(2);
 
+        // the first two are handed over on two threads at once: in either order
+        assertThat(held).extracting(d -> d.message().rawId()).containsExactlyInAnyOrder("m-0", "m-1");
         held.get(0).ack();
         Eventually.await(PATIENCE, "a third delivery once one settled", () -> held.size() == 3);
-        assertThat(held).extracting(d -> d.message().rawId()).containsExactly("m-0", "m-1", "m-2");
+        assertThat(held.get(2).message().rawId()).isEqualTo("m-2");
     }
 
     @Test
