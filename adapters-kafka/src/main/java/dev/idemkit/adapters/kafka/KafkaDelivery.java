@@ -39,7 +39,7 @@ final class KafkaDelivery implements Delivery {
     static final Duration REWIND_PAUSE = Duration.ofSeconds(1);
 
     private final KafkaSubscription subscription;
-    private final KafkaSubscription.PartitionState partition;
+    private final PartitionLedger partition;
     private final ConsumerRecord<byte[], byte[]> record;
     private final Message message;
     private final List<AttemptRecord> history;
@@ -47,7 +47,7 @@ final class KafkaDelivery implements Delivery {
     private final AtomicInteger state = new AtomicInteger(OPEN);
     private final long handedOutNanos = System.nanoTime();
 
-    KafkaDelivery(KafkaSubscription subscription, KafkaSubscription.PartitionState partition,
+    KafkaDelivery(KafkaSubscription subscription, PartitionLedger partition,
             ConsumerRecord<byte[], byte[]> record, boolean fromRetryTopic) {
         this.subscription = subscription;
         this.partition = partition;

@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,51 +54,6 @@ final class KafkaSubscription implements Subscription {
      * a long poll would leave the workers idle once they caught up (measured: 0.3x kafka-consumer-perf-test).
      */
     private static final Duration POLL_WHILE_BACKPRESSURED = Duration.ofMillis(2);
-    /** Bytes of fetched records (keys and values) queued per partition before it is paused, beside the record count. */
-    static final long MAX_QUEUED_BYTES = 8L * 1024 * 1024;
-    private static final Duration MAX_REWIND_PAUSE = Duration.ofMinutes(5);
-
-    /** What the subscription knows of one assigned partition; the fields without volatile are guarded by it. */
-    static final class PartitionState {
-        final TopicPartition tp;
-        final boolean retryTopic;
-        final ArrayDeque<ConsumerRecord<byte[], byte[]>> queued = new ArrayDeque<>();
-        long queuedBytes;
-        /** Offsets fetched and not settled: dispatched or still queued. */
-        final ConcurrentSkipListSet<Long> unsettled = new ConcurrentSkipListSet<>();
-        long fetchedUpTo = -1;
-        long dispatchedUpTo = -1;
-        /** Records from here on are dropped until the poll thread has sought back here and the pause is over. */
-        long blockedAt = -1;
-        /** A block the poll thread has not applied yet (pause + seek to {@code blockedAt}); it is not lifted before. */
-        boolean seekPending;
-        long resumeAtMillis;
-        boolean scheduled;
-        boolean backpressured;
-        long lastCommitted = -1;
-        volatile boolean revoked;
-        /** How often each record was given back in a row: its pause doubles, so a write that never succeeds backs off. */
-        final Map<Long, Integer> givenBack = new ConcurrentHashMap<>();
-
-        PartitionState(TopicPartition tp, boolean retryTopic) {
-            this.tp = tp;
-            this.retryTopic = retryTopic;
-        }
-
-        /** The offset a commit may name: every record below it is settled. -1 when nothing was fetched. */
-        synchronized long commitPoint() {
-            if (fetchedUpTo < 0) {
-                return -1;
-            }
-            Long first = unsettled.ceiling(Long.MIN_VALUE);
-            return first == null ? fetchedUpTo : Math.min(first, fetchedUpTo);
-        }
-
-        synchronized boolean dispatchedAllSettled() {
-            Long first = unsettled.ceiling(Long.MIN_VALUE);
-            return first == null || first >= dispatchedUpTo;
-        }
-    }
 
     private final String topic;
     private final KafkaSettings settings;
@@ -106,7 +62,9 @@ final class KafkaSubscription implements Subscription {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final ExecutorService workers;
     private final Thread pollThread;
-    private final Map<TopicPartition, PartitionState> states = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, PartitionLedger> states = new ConcurrentHashMap<>();
+    /** Each retry topic of the work topic, with its bucket. */
+    private final Map<String, Duration> retrySchedule;
     private final Set<KafkaDelivery> handedOut = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Runnable onClosed;
@@ -119,6 +77,7 @@ final class KafkaSubscription implements Subscription {
         this.handler = handler;
         this.producer = producer;
         this.onClosed = onClosed;
+        this.retrySchedule = KafkaTopics.retrySchedule(topic, settings.retryBuckets());
         this.consumer = new KafkaConsumer<>(consumerProperties(settings, settings.group(topic)),
                 new ByteArrayDeserializer(), new ByteArrayDeserializer());
         int n = SEQ.incrementAndGet();
@@ -173,77 +132,35 @@ final class KafkaSubscription implements Subscription {
     }
 
     /** A delivery of {@code offset} was settled. */
-    void settled(KafkaDelivery d, PartitionState s, long offset) {
+    void settled(KafkaDelivery d, PartitionLedger ledger, long offset) {
         handedOut.remove(d);
-        s.unsettled.remove(offset);
-        if (!s.givenBack.isEmpty()) { // almost always empty: no boxing on the ack path
-            s.givenBack.remove(offset);
-        }
+        ledger.settle(offset);
     }
 
     /**
-     * Drops what is queued at and after {@code offset} and has the poll thread seek there, pausing the partition for
-     * {@code pause}: the record at {@code offset} and the ones after it are fetched again.
+     * Gives the record at {@code offset} back: the partition is blocked there for {@code pause} (doubled per give-back
+     * of the same record in a row), and the record and the ones after it are fetched again.
      */
-    void rewind(KafkaDelivery d, PartitionState s, long offset, Duration pause) {
+    void rewind(KafkaDelivery d, PartitionLedger ledger, long offset, Duration pause) {
         handedOut.remove(d);
-        if (s.givenBack.size() > 10_000) {
-            s.givenBack.clear();
-        }
-        int times = s.givenBack.merge(offset, 1, Integer::sum);
-        long millis = Math.min(MAX_REWIND_PAUSE.toMillis(), pause.toMillis() << Math.min(20, times - 1));
-        if (times >= 5) {
+        PartitionLedger.GiveBack g = ledger.giveBack(offset, pause, System.currentTimeMillis());
+        if (g.times() >= 5) {
             LOG.error("topic={} partition={} offset={} given back {} times in a row; next try in {} ms (a copy that"
-                    + " cannot be written, or a handler that never settles it)", s.tp.topic(), s.tp.partition(), offset,
-                    times, millis);
-        }
-        block(s, offset, System.currentTimeMillis() + millis);
-    }
-
-    /**
-     * Every offset from {@code offset} on is dropped from the queue and from the unsettled set: safe, since the
-     * commit point is capped by {@code fetchedUpTo}, which goes back to {@code offset} (and stays at or below the
-     * block) until they are fetched again. The pause and the seek are applied by the poll thread from this state
-     * ({@link #applyBlocks}), so two blocks applied in any order seek to the lower offset, and a block is never
-     * lifted before its seek.
-     */
-    private void block(PartitionState s, long offset, long resumeAtMillis) {
-        synchronized (s) {
-            s.unsettled.remove(offset);
-            // never seek forward: when the fetch has not reached the record again yet (a late give-back of an earlier
-            // delivery), go back to where the fetch is, so nothing between is skipped
-            long target = Math.min(offset, s.fetchedUpTo);
-            s.fetchedUpTo = target;
-            if (s.revoked || (s.blockedAt >= 0 && s.blockedAt <= target)) {
-                return; // leaving (the next owner fetches it), or already going back to an earlier record
-            }
-            // only what is queued from the target on is dropped (and fetched again); earlier records stay queued
-            s.queued.removeIf(q -> {
-                if (q.offset() >= target) {
-                    s.unsettled.remove(q.offset());
-                    s.queuedBytes -= bytes(q);
-                    return true;
-                }
-                return false;
-            });
-            s.blockedAt = target;
-            s.seekPending = true;
-            s.resumeAtMillis = resumeAtMillis;
+                    + " cannot be written, or a handler that never settles it)", ledger.tp.topic(),
+                    ledger.tp.partition(), offset, g.times(), g.pauseMillis());
         }
     }
 
     /** Poll thread: pauses and seeks every partition with a block not applied yet. */
     private void applyBlocks() {
-        for (PartitionState s : states.values()) {
-            synchronized (s) {
-                if (s.seekPending && !s.revoked) {
-                    try {
-                        consumer.pause(List.of(s.tp));
-                        consumer.seek(s.tp, s.blockedAt);
-                    } catch (IllegalStateException notAssigned) {
-                        // revoked meanwhile: the next owner starts from the committed offset
-                    }
-                    s.seekPending = false;
+        for (PartitionLedger ledger : states.values()) {
+            java.util.OptionalLong seek = ledger.takePendingSeek();
+            if (seek.isPresent()) {
+                try {
+                    consumer.pause(List.of(ledger.tp));
+                    consumer.seek(ledger.tp, seek.getAsLong());
+                } catch (IllegalStateException notAssigned) {
+                    // revoked meanwhile: the next owner starts from the committed offset
                 }
             }
         }
@@ -282,9 +199,9 @@ final class KafkaSubscription implements Subscription {
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(anyBackpressured()
                             ? POLL_WHILE_BACKPRESSURED : POLL);
                     for (TopicPartition tp : records.partitions()) {
-                        PartitionState s = states.get(tp);
-                        if (s != null) {
-                            accept(s, records.records(tp));
+                        PartitionLedger ledger = states.get(tp);
+                        if (ledger != null) {
+                            accept(ledger, records.records(tp));
                         }
                     }
                     if (System.currentTimeMillis() >= nextLeaseCheck) {
@@ -313,8 +230,8 @@ final class KafkaSubscription implements Subscription {
     }
 
     private boolean anyBackpressured() {
-        for (PartitionState s : states.values()) {
-            if (s.backpressured) {
+        for (PartitionLedger ledger : states.values()) {
+            if (ledger.backpressured()) {
                 return true;
             }
         }
@@ -324,20 +241,9 @@ final class KafkaSubscription implements Subscription {
     private void resumeWhatIsDue() {
         long now = System.currentTimeMillis();
         List<TopicPartition> resume = new ArrayList<>();
-        for (PartitionState s : states.values()) {
-            synchronized (s) {
-                if (s.blockedAt >= 0 && !s.seekPending && s.resumeAtMillis <= now) {
-                    s.blockedAt = -1;
-                    if (!s.backpressured) {
-                        resume.add(s.tp);
-                    }
-                } else if (s.backpressured && s.queued.size() <= settings.maxQueuedPerPartition() / 2
-                        && s.queuedBytes <= MAX_QUEUED_BYTES / 2) {
-                    s.backpressured = false;
-                    if (s.blockedAt < 0) {
-                        resume.add(s.tp);
-                    }
-                }
+        for (PartitionLedger ledger : states.values()) {
+            if (ledger.resumeIfDue(now)) {
+                resume.add(ledger.tp);
             }
         }
         if (!resume.isEmpty()) {
@@ -346,71 +252,29 @@ final class KafkaSubscription implements Subscription {
         }
     }
 
-    private void accept(PartitionState s, List<ConsumerRecord<byte[], byte[]>> records) {
-        boolean pause = false;
-        synchronized (s) {
-            for (ConsumerRecord<byte[], byte[]> r : records) {
-                if ((s.blockedAt >= 0 && r.offset() >= s.blockedAt) || r.offset() < s.fetchedUpTo) {
-                    continue;
-                }
-                s.unsettled.add(r.offset());
-                s.queued.add(r);
-                s.queuedBytes += bytes(r);
-                s.fetchedUpTo = r.offset() + 1;
-            }
-            if (!s.scheduled && !s.queued.isEmpty()) {
-                s.scheduled = true;
-                workers.execute(() -> drain(s));
-            }
-            if (!s.backpressured && (s.queued.size() >= settings.maxQueuedPerPartition()
-                    || s.queuedBytes >= MAX_QUEUED_BYTES)) {
-                s.backpressured = true;
-                pause = true;
-            }
+    private void accept(PartitionLedger ledger, List<ConsumerRecord<byte[], byte[]>> records) {
+        PartitionLedger.Accepted accepted = ledger.accept(records);
+        if (accepted.scheduleDrain()) {
+            workers.execute(() -> drain(ledger));
         }
-        if (pause) {
-            consumer.pause(List.of(s.tp));
+        if (accepted.pause()) {
+            consumer.pause(List.of(ledger.tp));
         }
     }
 
     /** Hands the partition's queued records to the handler in order, a turn of at most {@value #DRAIN_TURN}. */
-    private void drain(PartitionState s) {
+    private void drain(PartitionLedger ledger) {
         for (int handed = 0;; handed++) {
-            ConsumerRecord<byte[], byte[]> r;
-            synchronized (s) {
-                if (s.revoked || closing) {
-                    s.queued.clear(); // stay unsettled: the commit stops before them and they are fetched again
-                    s.queuedBytes = 0;
-                    s.scheduled = false;
-                    return;
+            PartitionLedger.Next next = ledger.next(handed, DRAIN_TURN, closing, System.currentTimeMillis(),
+                    this::ours);
+            if (next instanceof PartitionLedger.Next.Dispatch d) {
+                dispatch(ledger, d.record());
+            } else {
+                if (next instanceof PartitionLedger.Next.Yield) {
+                    workers.execute(() -> drain(ledger)); // other partitions get a turn
                 }
-                if (handed >= DRAIN_TURN && !s.queued.isEmpty()) {
-                    workers.execute(() -> drain(s)); // other partitions get a turn
-                    return;
-                }
-                r = s.queued.poll();
-                if (r == null) {
-                    s.scheduled = false;
-                    return;
-                }
-                s.queuedBytes -= bytes(r);
-                if (s.retryTopic && !ours(r)) {
-                    s.unsettled.remove(r.offset()); // another group's retry copy of the same work topic: theirs
-                    continue;
-                }
-                if (s.retryTopic) {
-                    long due = dueAt(r, settings);
-                    if (due > System.currentTimeMillis()) {
-                        s.queued.addFirst(r);
-                        s.queuedBytes += bytes(r);
-                        s.scheduled = false;
-                        block(s, r.offset(), due);
-                        return;
-                    }
-                }
-                s.dispatchedUpTo = r.offset() + 1;
+                return;
             }
-            dispatch(s, r);
         }
     }
 
@@ -420,35 +284,8 @@ final class KafkaSubscription implements Subscription {
         return group == null || group.equals(settings.group(topic));
     }
 
-    /**
-     * When a retry copy is due: its due-time header, but never later than its write time (the broker's, on retry
-     * topics idemkit creates) plus its bucket, so a wrong clock or a forged header cannot hold a bucket back.
-     */
-    private static long bytes(ConsumerRecord<byte[], byte[]> r) {
-        return Math.max(0, r.serializedKeySize()) + Math.max(0, r.serializedValueSize());
-    }
-
-    static long dueAt(ConsumerRecord<byte[], byte[]> r, KafkaSettings settings) {
-        long latest = r.timestamp() + bucketMillis(r.topic(), settings);
-        try {
-            return Math.min(Long.parseLong(KafkaWire.last(r.headers(), KafkaWire.DUE_AT)), latest);
-        } catch (RuntimeException unreadable) {
-            return 0; // a retry record without a readable due time is due now
-        }
-    }
-
-    private static long bucketMillis(String retryTopic, KafkaSettings settings) {
-        int at = retryTopic.lastIndexOf(".retry.");
-        try {
-            String n = retryTopic.substring(at + ".retry.".length(), retryTopic.length() - 1);
-            return Long.parseLong(n) * 1000;
-        } catch (RuntimeException notOurs) {
-            return settings.retryBuckets().get(settings.retryBuckets().size() - 1).toMillis();
-        }
-    }
-
-    private void dispatch(PartitionState s, ConsumerRecord<byte[], byte[]> r) {
-        KafkaDelivery delivery = new KafkaDelivery(this, s, r, s.retryTopic);
+    private void dispatch(PartitionLedger ledger, ConsumerRecord<byte[], byte[]> r) {
+        KafkaDelivery delivery = new KafkaDelivery(this, ledger, r, ledger.retryTopic());
         handedOut.add(delivery);
         try {
             handler.onDelivery(delivery);
@@ -462,14 +299,14 @@ final class KafkaSubscription implements Subscription {
         }
     }
 
-    private void commit(boolean sync, Collection<PartitionState> which) {
+    private void commit(boolean sync, Collection<PartitionLedger> which) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        Map<TopicPartition, PartitionState> byTp = new HashMap<>();
-        for (PartitionState s : which) {
-            long point = s.commitPoint();
-            if (point > s.lastCommitted) {
-                offsets.put(s.tp, new OffsetAndMetadata(point));
-                byTp.put(s.tp, s);
+        Map<TopicPartition, PartitionLedger> byTp = new HashMap<>();
+        for (PartitionLedger ledger : which) {
+            long point = ledger.commitPoint();
+            if (point > ledger.lastCommitted()) {
+                offsets.put(ledger.tp, new OffsetAndMetadata(point));
+                byTp.put(ledger.tp, ledger);
             }
         }
         if (offsets.isEmpty()) {
@@ -478,7 +315,7 @@ final class KafkaSubscription implements Subscription {
         if (sync) {
             try {
                 consumer.commitSync(offsets, settings.sendTimeout());
-                offsets.forEach((tp, o) -> byTp.get(tp).lastCommitted = o.offset());
+                offsets.forEach((tp, o) -> byTp.get(tp).committed(o.offset()));
             } catch (WakeupException e) {
                 throw e; // the caller commits again: the wakeup is spent
             } catch (RuntimeException e) {
@@ -488,10 +325,7 @@ final class KafkaSubscription implements Subscription {
         } else {
             consumer.commitAsync(offsets, (done, error) -> {
                 if (error == null) {
-                    done.forEach((tp, o) -> {
-                        PartitionState s = byTp.get(tp);
-                        s.lastCommitted = Math.max(s.lastCommitted, o.offset());
-                    });
+                    done.forEach((tp, o) -> byTp.get(tp).committed(o.offset()));
                 } else {
                     LOG.debug("topic={} async commit failed ({}); the next one covers it", topic, error.toString());
                 }
@@ -503,34 +337,35 @@ final class KafkaSubscription implements Subscription {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             for (TopicPartition tp : partitions) {
-                states.compute(tp, (k, old) -> old != null && !old.revoked ? old
-                        : new PartitionState(k, !k.topic().equals(topic)));
+                states.compute(tp, (k, old) -> old != null && !old.revoked() ? old
+                        : new PartitionLedger(k, Optional.ofNullable(retrySchedule.get(k.topic())),
+                                settings.maxQueuedPerPartition()));
             }
             LOG.info("topic={} assigned {}", topic, partitions);
         }
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            List<PartitionState> leaving = new ArrayList<>();
+            List<PartitionLedger> leaving = new ArrayList<>();
             for (TopicPartition tp : partitions) {
-                PartitionState s = states.get(tp);
-                if (s != null) {
-                    s.revoked = true;
-                    leaving.add(s);
+                PartitionLedger ledger = states.get(tp);
+                if (ledger != null) {
+                    ledger.revoke();
+                    leaving.add(ledger);
                 }
             }
             awaitSettled(leaving, settings.closeGrace());
             commit(true, leaving);
-            leaving.forEach(s -> states.remove(s.tp, s));
+            leaving.forEach(ledger -> states.remove(ledger.tp, ledger));
             LOG.info("topic={} revoked {}", topic, partitions);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             for (TopicPartition tp : partitions) {
-                PartitionState s = states.remove(tp);
-                if (s != null) {
-                    s.revoked = true;
+                PartitionLedger ledger = states.remove(tp);
+                if (ledger != null) {
+                    ledger.revoke();
                 }
             }
             LOG.warn("topic={} lost {} (another consumer owns them now; what was in flight comes again there)",
@@ -539,9 +374,9 @@ final class KafkaSubscription implements Subscription {
     }
 
     /** Waits until every record handed to the handler is settled, or {@code grace} has passed. */
-    private static void awaitSettled(Collection<PartitionState> which, Duration grace) {
+    private static void awaitSettled(Collection<PartitionLedger> which, Duration grace) {
         long deadline = System.nanoTime() + grace.toNanos();
-        while (System.nanoTime() < deadline && !which.stream().allMatch(PartitionState::dispatchedAllSettled)) {
+        while (System.nanoTime() < deadline && !which.stream().allMatch(PartitionLedger::dispatchedAllSettled)) {
             sleepQuietly(10);
         }
     }

@@ -74,6 +74,29 @@ final class KafkaTopics {
         return buckets.get(buckets.size() - 1);
     }
 
+    /** The retry schedule of {@code work}: each of its retry topics, with the bucket its copies wait. */
+    static Map<String, Duration> retrySchedule(String work, List<Duration> buckets) {
+        Map<String, Duration> schedule = new java.util.LinkedHashMap<>();
+        for (Duration b : buckets) {
+            schedule.put(retryTopic(work, b), b);
+        }
+        return Map.copyOf(schedule);
+    }
+
+    /**
+     * When a retry copy waiting in {@code bucket} is due: its due-time header, but never later than its write time (the
+     * broker's, on retry topics idemkit creates) plus its bucket, so a wrong clock or a forged header cannot hold a
+     * bucket back; a copy without a readable due time is due now.
+     */
+    static long dueAt(org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> r, Duration bucket) {
+        long latest = r.timestamp() + bucket.toMillis();
+        try {
+            return Math.min(Long.parseLong(KafkaWire.last(r.headers(), KafkaWire.DUE_AT)), latest);
+        } catch (RuntimeException unreadable) {
+            return 0;
+        }
+    }
+
     /** The work topic a retry topic belongs to, if {@code topic} is one of {@code work}'s retry topics. */
     static boolean isRetryTopicOf(String topic, String work, List<Duration> buckets) {
         for (Duration b : buckets) {

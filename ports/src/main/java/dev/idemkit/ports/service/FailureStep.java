@@ -18,12 +18,12 @@ import java.util.Objects;
  * comes here: the single-message flow, the batched consumer's fallback (through that flow) and the outbox relay (a row
  * is a delivery whose retry is a later hand-out and whose dead letter is a parked row). Thread-safe.
  */
-public final class FailureStep {
+final class FailureStep {
     private final RetryPolicy policy;
     private final RandomSource random;
     private final Clock clock;
 
-    public FailureStep(RetryPolicy policy, RandomSource random, Clock clock) {
+    FailureStep(RetryPolicy policy, RandomSource random, Clock clock) {
         this.policy = Objects.requireNonNull(policy, "policy");
         this.random = Objects.requireNonNull(random, "random");
         this.clock = Objects.requireNonNull(clock, "clock");
