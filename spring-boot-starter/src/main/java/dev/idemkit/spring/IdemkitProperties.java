@@ -223,6 +223,20 @@ public class IdemkitProperties {
          */
         private QueueType queueType = QueueType.QUORUM;
 
+        /**
+         * The largest message body a listener is given; a bigger one is dead-lettered at once with the reason (256 KiB
+         * by default, SQS's own limit and idemkit's consumers' default).
+         */
+        private org.springframework.util.unit.DataSize maxBodySize = org.springframework.util.unit.DataSize.ofKilobytes(256);
+
+        public org.springframework.util.unit.DataSize getMaxBodySize() {
+            return maxBodySize;
+        }
+
+        public void setMaxBodySize(org.springframework.util.unit.DataSize maxBodySize) {
+            this.maxBodySize = maxBodySize;
+        }
+
         public QueueType getQueueType() {
             return queueType;
         }

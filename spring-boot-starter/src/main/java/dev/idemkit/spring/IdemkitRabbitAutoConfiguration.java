@@ -52,13 +52,19 @@ public class IdemkitRabbitAutoConfiguration {
 
     /** The listeners on the RabbitMQ adapter's settle paths. */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(RabbitAdoptedDeliveries.class)
+    @ConditionalOnClass(value = RabbitAdoptedDeliveries.class,
+            name = "org.springframework.boot.amqp.autoconfigure.RabbitConnectionDetails")
     @ConditionalOnBean(DataSource.class)
     static class Listeners {
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean
-        RabbitAdoptedDeliveries idemkitRabbitDeliveries(ConnectionFactory connectionFactory, IdemkitProperties properties) {
-            RabbitSettings settings = RabbitSettings.defaults().withUri(SpringRabbitUri.of(connectionFactory))
+        RabbitAdoptedDeliveries idemkitRabbitDeliveries(ConnectionFactory connectionFactory,
+                ObjectProvider<org.springframework.boot.amqp.autoconfigure.RabbitConnectionDetails> details,
+                IdemkitProperties properties) {
+            RabbitSettings base = RabbitSettings.defaults();
+            var connection = details.getIfAvailable();
+            RabbitSettings settings = (connection != null ? SpringRabbitUri.of(base, connection)
+                    : SpringRabbitUri.of(base, connectionFactory))
                     .withQueueType(properties.getRabbit().getQueueType() == IdemkitProperties.QueueType.CLASSIC
                             ? RabbitSettings.QueueType.CLASSIC : RabbitSettings.QueueType.QUORUM)
                     .withMaxAttemptsHint(properties.getRetry().getMaxAttempts());
@@ -79,8 +85,12 @@ public class IdemkitRabbitAutoConfiguration {
             IdemkitProperties.Retry r = properties.getRetry();
             RetryPolicy policy = RetryPolicy.defaults().withMaxAttempts(r.getMaxAttempts())
                     .withBackoff(Backoff.exponential(r.getBaseDelay(), r.getMaxDelay(), Jitter.FULL));
+            // a transaction of its own per delivery: its key and effect commit before the container acks, whatever
+            // surrounds the listener (an outer transaction is refused at start-up, see below)
+            TransactionTemplate own = new TransactionTemplate(transactionManager);
+            own.setPropagationBehavior(org.springframework.transaction.TransactionDefinition.PROPAGATION_REQUIRES_NEW);
             ListenerInbox inbox = new ListenerInbox(new JoinedInboxStore(new SpringCallerTransaction(dataSource)),
-                    new TransactionTemplate(transactionManager));
+                    own);
             java.util.List<ConsumerEvents> hooks = new java.util.ArrayList<>();
             hooks.add(new ListenerMeters(meters));
             events.orderedStream().forEach(hooks::add); // the service's own hooks (tracing, metrics) see every decision
@@ -90,13 +100,25 @@ public class IdemkitRabbitAutoConfiguration {
                     r.getMaxAttempts(), properties.getRabbit().getQueueType().name().toLowerCase(java.util.Locale.ROOT));
             return new IdempotentListenerAdvice(inbox, deliveries, policy,
                     new HashSet<>(properties.getRabbit().getQueues()),
-                    () -> ThreadLocalRandom.current().nextDouble(), Clock.system(), ConsumerEvents.all(hooks));
+                    () -> ThreadLocalRandom.current().nextDouble(), Clock.system(), ConsumerEvents.all(hooks),
+                    maxBodyBytes(properties.getRabbit().getMaxBodySize()));
+        }
+
+        private static int maxBodyBytes(org.springframework.util.unit.DataSize size) {
+            long bytes = size.toBytes();
+            if (bytes < 1 || bytes > Integer.MAX_VALUE) {
+                throw new IllegalStateException("idemkit.rabbit.max-body-size must be between 1B and 2GB, got " + size);
+            }
+            return (int) bytes;
         }
 
         @Bean
         IdempotentListenersCheck idemkitIdempotentListenersCheck(RabbitListenerEndpointRegistry registry,
-                IdempotentListenerAdvice advice, RabbitAdoptedDeliveries deliveries) {
-            return new IdempotentListenersCheck(registry, advice::serves, deliveries::declare);
+                IdempotentListenerAdvice advice, RabbitAdoptedDeliveries deliveries,
+                ObjectProvider<org.springframework.amqp.core.Queue> declared) {
+            java.util.Map<String, org.springframework.amqp.core.Queue> byName = new java.util.HashMap<>();
+            declared.orderedStream().forEach(q -> byName.putIfAbsent(q.getActualName(), q));
+            return new IdempotentListenersCheck(registry, advice::serves, deliveries::declare, byName::get);
         }
 
         /** Appends the advice to Boot's listener container factory (keeping any advice the service set). */
@@ -114,6 +136,14 @@ public class IdemkitRabbitAutoConfiguration {
                                     + " dead-letters itself: turn Spring's listener retry off"
                                     + " (spring.rabbitmq.listener.simple.retry.enabled=false); its recoverer would"
                                     + " reject or republish messages that idemkit settles");
+                        }
+                        if (existing != null && Arrays.stream(existing).anyMatch(a -> a instanceof
+                                org.springframework.transaction.interceptor.TransactionInterceptor)) {
+                            throw new IllegalStateException("idemkit.rabbit.idempotent-listeners=true runs each"
+                                    + " delivery in a transaction of its own, committed before the ack: remove the"
+                                    + " transaction advice from the listener container factory's advice chain (a"
+                                    + " failed attempt would roll back the outer transaction after idemkit scheduled"
+                                    + " its retry, and the container would requeue the original too)");
                         }
                         Advice[] chain = existing == null ? new Advice[1] : Arrays.copyOf(existing, existing.length + 1);
                         chain[chain.length - 1] = advice.getObject();

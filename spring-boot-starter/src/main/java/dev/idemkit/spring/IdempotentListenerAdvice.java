@@ -56,11 +56,19 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
     private final RandomSource random;
     private final Clock clock;
     private final ConsumerEvents events;
+    private final int maxBodyBytes;
     private final Map<String, DeliveryFlow> flows = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicInteger unsettledInARow = new java.util.concurrent.atomic.AtomicInteger();
     private final DefaultMessagePropertiesConverter converter = new DefaultMessagePropertiesConverter();
 
     IdempotentListenerAdvice(InboxStore<JoinedUnitOfWork> inbox, RabbitAdoptedDeliveries deliveries, RetryPolicy policy,
             Set<String> queues, RandomSource random, Clock clock, ConsumerEvents events) {
+        this(inbox, deliveries, policy, queues, random, clock, events, ConsumerSettings.DEFAULT_MAX_BODY_BYTES);
+    }
+
+    IdempotentListenerAdvice(InboxStore<JoinedUnitOfWork> inbox, RabbitAdoptedDeliveries deliveries, RetryPolicy policy,
+            Set<String> queues, RandomSource random, Clock clock, ConsumerEvents events, int maxBodyBytes) {
+        this.maxBodyBytes = maxBodyBytes;
         this.inbox = Objects.requireNonNull(inbox, "inbox");
         this.deliveries = Objects.requireNonNull(deliveries, "deliveries");
         this.policy = Objects.requireNonNull(policy, "policy").withClassifier(classifier(policy.classifier()));
@@ -103,12 +111,31 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
         // AUTO acknowledgement: the container acks once this returns normally, so a settled delivery has nothing more
         // to do; a settle that could not be confirmed throws and the container gives the message back
         Delivery delivery = deliveries.adopt(queue, props, message.getBody(), redelivered, () -> { });
-        flows.computeIfAbsent(queue, this::flow).run(delivery, inbox, (m, work) -> proceedOnce(invocation));
+        try {
+            flows.computeIfAbsent(queue, this::flow).run(delivery, inbox, (m, work) -> proceedOnce(invocation));
+            unsettledInARow.set(0);
+        } catch (RuntimeException | Error unsettled) {
+            // its retry or dead-letter copy could not be confirmed (the broker or idemkit's connection to it is in
+            // trouble): the container gives the message back, and would have it again at once; a pause first, growing
+            // while it lasts, keeps that from spinning (on a quorum queue each requeue counts against its limit)
+            pause(unsettledInARow.incrementAndGet());
+            throw unsettled;
+        }
         return null;
     }
 
+    /** {@code 500 ms * 2^(n-1)}, at most 30 s, for the {@code n}-th delivery in a row that could not be settled. */
+    private static void pause(int n) {
+        try {
+            Thread.sleep(Math.min(30_000L, 500L << Math.min(6, n - 1)));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // stopping: the container gives the message back
+        }
+    }
+
     private DeliveryFlow flow(String queue) {
-        ConsumerSettings settings = ConsumerSettings.defaults(consumerOf(queue)).withRetryPolicy(policy);
+        ConsumerSettings settings = ConsumerSettings.defaults(consumerOf(queue)).withRetryPolicy(policy)
+                .withMaxBodyBytes(maxBodyBytes);
         return new DeliveryFlow(settings, random, clock, events);
     }
 

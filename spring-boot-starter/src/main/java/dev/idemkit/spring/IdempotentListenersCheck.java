@@ -27,7 +27,9 @@ import org.springframework.context.SmartLifecycle;
  *       a crash or a requeue loses the message;</li>
  *   <li>a transacted channel: not supported;</li>
  *   <li>a queue whose name makes no valid inbox consumer (1..255 visible ASCII with the prefix): every message would
- *       be dead-lettered.</li>
+ *       be dead-lettered;</li>
+ *   <li>a queue the service declares non-durable, exclusive or auto-delete: a retry copy coming back after it is gone
+ *       would be lost.</li>
  * </ul>
  */
 final class IdempotentListenersCheck implements SmartLifecycle {
@@ -37,11 +39,20 @@ final class IdempotentListenersCheck implements SmartLifecycle {
     private final Set<String> queues = new LinkedHashSet<>();
     private volatile boolean running;
 
+    private final java.util.function.Function<String, org.springframework.amqp.core.Queue> declaredQueue;
+
     IdempotentListenersCheck(RabbitListenerEndpointRegistry registry, Predicate<String> served,
             Consumer<String> declare) {
+        this(registry, served, declare, name -> null);
+    }
+
+    /** @param declaredQueue the service's {@code Queue} bean of a name, or null */
+    IdempotentListenersCheck(RabbitListenerEndpointRegistry registry, Predicate<String> served,
+            Consumer<String> declare, java.util.function.Function<String, org.springframework.amqp.core.Queue> declaredQueue) {
         this.registry = registry;
         this.served = served;
         this.declare = declare;
+        this.declaredQueue = declaredQueue;
     }
 
     @Override
@@ -64,6 +75,14 @@ final class IdempotentListenersCheck implements SmartLifecycle {
                 problems.add("listener of " + names + " has a transacted channel: not supported by idempotent listeners");
             }
             for (String q : names) {
+                org.springframework.amqp.core.Queue bean = declaredQueue.apply(q);
+                if (bean != null && (!bean.isDurable() || bean.isExclusive() || bean.isAutoDelete())) {
+                    problems.add("queue " + q + " is declared " + (bean.isDurable() ? "" : "non-durable ")
+                            + (bean.isExclusive() ? "exclusive " : "") + (bean.isAutoDelete() ? "auto-delete " : "")
+                            + "by the service: a retry copy coming back to it after it is gone would be lost, and its"
+                            + " inbox keys would change with its name; declare it durable, shared and kept");
+                    continue;
+                }
                 Optional<String> bad = KeyRules.violation("inbox consumer", IdempotentListenerAdvice.consumerOf(q));
                 bad.ifPresentOrElse(b -> problems.add("queue " + q + " makes no valid inbox consumer: " + b),
                         () -> found.add(q));

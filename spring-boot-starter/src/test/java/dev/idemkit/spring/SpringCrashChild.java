@@ -100,7 +100,7 @@ public class SpringCrashChild {
 
     @Bean
     Queue crashQueue(@Value("${crash.queue}") String name) {
-        return new Queue(name, true, false, false);
+        return new Queue(name, true, false, false, RabbitAdoptedDeliveries.workQueueArguments(name));
     }
 
     /** The flow's decided hook: after the commit (processed) or the retry copy's confirm, before the container acks. */

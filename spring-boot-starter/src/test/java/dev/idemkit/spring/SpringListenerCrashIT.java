@@ -104,7 +104,9 @@ class SpringListenerCrashIT {
             }
             rabbit = TestRabbit.rawConnection("idemkit-it-spring-crash");
             publisher = rabbit.createChannel();
-            publisher.queueDeclare(queue, true, false, false, null); // the service's queue, as its bean declares it
+            // the service's queue, as its bean declares it
+            publisher.queueDeclare(queue, true, false, false,
+                    dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries.workQueueArguments(queue));
             publisher.confirmSelect();
         }
 

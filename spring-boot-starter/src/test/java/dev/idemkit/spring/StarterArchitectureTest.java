@@ -58,6 +58,7 @@ class StarterArchitectureTest {
         ArchRule rule = noClasses().that().resideInAPackage(ROOT + ".spring..")
                 .and().doNotHaveSimpleName("IdempotentListenerAdvice")
                 .and().doNotHaveSimpleName("IdempotentListenersCheck")
+                .and().doNotHaveSimpleName("SpringRabbitUri")
                 .and().haveNameNotMatching(".*\\.IdemkitRabbitAutoConfiguration(\\$.*)?")
                 .should().dependOnClassesThat().resideInAPackage(ROOT + ".adapters.rabbit..")
                 .because("adapters-rabbit is optional: only the idempotent listeners' classes, loaded when it is there,"

@@ -115,4 +115,42 @@ class StarterStartupChecksIT {
         assertThatThrownBy(() -> processor.postProcessAfterInitialization(listenerFactory,
                 "rabbitListenerContainerFactory")).hasMessageContaining("turn Spring's listener retry off");
     }
+
+    @Test
+    void aTransactionAdviceAroundTheListenersIsRefused() {
+        org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory listenerFactory =
+                new org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory();
+        listenerFactory.setAdviceChain(new org.springframework.transaction.interceptor.TransactionInterceptor());
+        var processor = IdemkitRabbitAutoConfiguration.Listeners.idemkitListenerFactoryAdvice(
+                new org.springframework.beans.factory.support.StaticListableBeanFactory()
+                        .getBeanProvider(IdempotentListenerAdvice.class));
+        assertThatThrownBy(() -> processor.postProcessAfterInitialization(listenerFactory,
+                "rabbitListenerContainerFactory")).hasMessageContaining("transaction of its own");
+    }
+
+    @Test
+    void aListenerQueueTheServiceDeclaresAutoDeleteOrExclusiveIsRefused() {
+        CachingConnectionFactory cf = new CachingConnectionFactory("127.0.0.1"); // never connects: nothing starts
+        try {
+            SimpleMessageListenerContainer container = new SimpleMessageListenerContainer(cf);
+            container.setQueueNames("credits");
+            RabbitListenerEndpointRegistry registry = new RabbitListenerEndpointRegistry() {
+                @Override
+                public java.util.Collection<MessageListenerContainer> getListenerContainers() {
+                    return List.of(container);
+                }
+            };
+            java.util.List<String> declared = new java.util.ArrayList<>();
+            IdempotentListenersCheck autoDelete = new IdempotentListenersCheck(registry, q -> true, declared::add,
+                    name -> new org.springframework.amqp.core.Queue(name, true, false, true));
+            assertThatThrownBy(autoDelete::start).hasMessageContaining("auto-delete");
+            assertThat(declared).as("nothing declared for a refused service").isEmpty();
+            IdempotentListenersCheck durable = new IdempotentListenersCheck(registry, q -> true, declared::add,
+                    name -> new org.springframework.amqp.core.Queue(name));
+            durable.start();
+            assertThat(declared).containsExactly("credits");
+        } finally {
+            cf.destroy();
+        }
+    }
 }

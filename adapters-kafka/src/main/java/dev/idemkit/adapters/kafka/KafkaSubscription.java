@@ -154,7 +154,7 @@ final class KafkaSubscription implements Subscription {
     /** Poll thread: pauses and seeks every partition with a block not applied yet. */
     private void applyBlocks() {
         for (PartitionLedger ledger : states.values()) {
-            java.util.OptionalLong seek = ledger.takePendingSeek();
+            java.util.OptionalLong seek = ledger.pendingSeek();
             if (seek.isPresent()) {
                 try {
                     consumer.pause(List.of(ledger.tp));
@@ -162,6 +162,9 @@ final class KafkaSubscription implements Subscription {
                 } catch (IllegalStateException notAssigned) {
                     // revoked meanwhile: the next owner starts from the committed offset
                 }
+                // only now: a seek that threw anything else (a timeout of the consumer's background thread) keeps the
+                // block pending, so the partition is not resumed from where it was and the poll thread tries again
+                ledger.seekApplied(seek.getAsLong());
             }
         }
     }

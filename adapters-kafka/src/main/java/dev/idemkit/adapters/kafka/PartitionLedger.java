@@ -207,13 +207,22 @@ final class PartitionLedger {
         resumeAtMillis = resumeAt;
     }
 
-    /** The offset to pause and seek to for a block not applied yet, which is then applied; empty when none. */
-    synchronized OptionalLong takePendingSeek() {
+    /**
+     * The offset to pause and seek to for a block not applied yet; empty when none. The block stays pending (not lifted)
+     * until {@link #seekApplied} reports that very seek done: a seek that failed is tried again.
+     */
+    synchronized OptionalLong pendingSeek() {
         if (!seekPending || revoked) {
             return OptionalLong.empty();
         }
-        seekPending = false;
         return OptionalLong.of(blockedAt);
+    }
+
+    /** The poll thread paused the partition and sought to {@code offset}; a lower block since then stays pending. */
+    synchronized void seekApplied(long offset) {
+        if (seekPending && blockedAt == offset) {
+            seekPending = false;
+        }
     }
 
     /**

@@ -70,8 +70,10 @@ class PartitionLedgerTest {
         assertThat(first.pauseMillis()).isEqualTo(100);
         ledger.settle(3); // a later record's ack after the give-back changes nothing: it comes again
         assertThat(ledger.commitPoint()).as("never past the given-back record").isEqualTo(2);
-        assertThat(ledger.takePendingSeek()).hasValue(2);
-        assertThat(ledger.takePendingSeek()).as("applied once").isEmpty();
+        assertThat(ledger.pendingSeek()).hasValue(2);
+        assertThat(ledger.resumeIfDue(5_000)).as("never lifted before its seek was applied").isFalse();
+        ledger.seekApplied(2);
+        assertThat(ledger.pendingSeek()).as("applied once").isEmpty();
         assertThat(ledger.resumeIfDue(1_050)).as("still paused").isFalse();
         ledger.accept(records(WORK, 4, 6)); // a poll that was under way: at or after the block, dropped
         assertThat(drain(ledger, 1_050)).isEmpty();
@@ -88,7 +90,7 @@ class PartitionLedgerTest {
             ledger.accept(List.of(record(WORK, 0)));
             drain(ledger, Long.MAX_VALUE);
             pauses.add(ledger.giveBack(0, Duration.ofSeconds(1), 0).pauseMillis());
-            ledger.takePendingSeek();
+            ledger.seekApplied(ledger.pendingSeek().getAsLong());
             ledger.resumeIfDue(Long.MAX_VALUE);
         }
         assertThat(pauses.subList(0, 4)).containsExactly(1_000L, 2_000L, 4_000L, 8_000L);
@@ -107,8 +109,10 @@ class PartitionLedgerTest {
         ledger.giveBack(7, Duration.ofMillis(10), 0);
         ledger.giveBack(4, Duration.ofMillis(10), 0);
         ledger.giveBack(6, Duration.ofMillis(10), 0);
-        assertThat(ledger.takePendingSeek()).hasValue(4);
+        assertThat(ledger.pendingSeek()).hasValue(4);
         assertThat(ledger.commitPoint()).isEqualTo(0);
+        ledger.seekApplied(7); // an older seek reported late: the lower block stays pending
+        assertThat(ledger.pendingSeek()).hasValue(4);
     }
 
     @Test
@@ -123,7 +127,8 @@ class PartitionLedgerTest {
         ledger.accept(List.of(theirs, mine));
         PartitionLedger.Next next = ledger.next(0, 64, false, 2_000, r -> r.offset() != 0);
         assertThat(next).isInstanceOf(PartitionLedger.Next.Stop.class);
-        assertThat(ledger.takePendingSeek()).as("blocked at the copy that is not due").hasValue(1);
+        assertThat(ledger.pendingSeek()).as("blocked at the copy that is not due").hasValue(1);
+        ledger.seekApplied(1);
         assertThat(ledger.commitPoint()).as("the other group's copy is settled, this one not").isEqualTo(1);
         assertThat(ledger.resumeIfDue(2_999)).isFalse();
         assertThat(ledger.resumeIfDue(3_000)).isTrue();
@@ -166,6 +171,6 @@ class PartitionLedgerTest {
         assertThat(ledger.next(0, 64, false, 0, r -> true)).isInstanceOf(PartitionLedger.Next.Stop.class);
         assertThat(ledger.commitPoint()).isZero();
         ledger.giveBack(0, Duration.ofSeconds(1), 0);
-        assertThat(ledger.takePendingSeek()).as("no seek for a partition that left").isEmpty();
+        assertThat(ledger.pendingSeek()).as("no seek for a partition that left").isEmpty();
     }
 }

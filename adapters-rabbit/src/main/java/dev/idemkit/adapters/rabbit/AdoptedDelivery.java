@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * letter a confirmed copy through the hold queue into the dead-letter queue (with the broker's {@code x-death}), each
  * with the same headers; the attempt history is read only from copies that came back from the queue's own buckets.
  * The acknowledgement of the original is the consumer's: {@code acknowledge} runs after a copy was confirmed (or for
- * {@link #ack}), and a copy that could not be confirmed throws, leaving the original unacknowledged.
+ * {@link #ack}), and a copy that could not be confirmed throws, leaving the original unacknowledged. The settle paths
+ * are declared (again, after a connection recovery) inside the same patient tries as the copy's publish.
  */
 final class AdoptedDelivery extends AmqpDelivery {
     private final ConfirmingPublisher publisher;
@@ -43,12 +44,15 @@ final class AdoptedDelivery extends AmqpDelivery {
         String queue = received.queue();
         try {
             int bucket = RabbitTopology.bucketSeconds(delay);
-            declarations.ensureRetryBucket(queue, bucket);
-            publish(RabbitTopology.retryQueue(queue, bucket), received.retryCopy(failed, delay, bucket));
+            publish(() -> {
+                declarations.ensureSettlePaths(queue);
+                declarations.ensureRetryBucket(queue, bucket);
+            }, RabbitTopology.retryQueue(queue, bucket), received.retryCopy(failed, delay, bucket));
         } catch (TopologyMismatchException e) {
             // the bucket exists with other arguments: no retry can be scheduled until an operator fixes it (as
             // RabbitDelivery does: dead-lettered, saying why)
-            publish(RabbitTopology.holdQueue(queue), received.deadLetterCopy(failed, "its retry could not be scheduled"
+            publish(() -> declarations.ensureSettlePaths(queue), RabbitTopology.holdQueue(queue),
+                    received.deadLetterCopy(failed, "its retry could not be scheduled"
                     + " (attempt " + failed.number() + " failed: " + failed.error() + "): " + e.getMessage(),
                     clock.now()));
         }
@@ -58,7 +62,8 @@ final class AdoptedDelivery extends AmqpDelivery {
     @Override
     public void deadLetter(String reason, AttemptRecord failed) {
         begin();
-        publish(RabbitTopology.holdQueue(received.queue()), received.deadLetterCopy(failed, reason, clock.now()));
+        publish(() -> declarations.ensureSettlePaths(received.queue()), RabbitTopology.holdQueue(received.queue()),
+                received.deadLetterCopy(failed, reason, clock.now()));
         acknowledge.run();
     }
 
@@ -66,10 +71,10 @@ final class AdoptedDelivery extends AmqpDelivery {
      * The copy, tried again for a while (the publishing connection may be recovering); when it cannot be confirmed the
      * delivery is not settled and the consumer gives the original back to the broker.
      */
-    private void publish(String target, AMQP.BasicProperties copy) {
+    private void publish(Runnable declare, String target, AMQP.BasicProperties copy) {
         try {
-            publisher.publishPatiently(target, copy, received.body(), RabbitDelivery.settlePatience, () -> true,
-                    received.describe());
+            publisher.publishPatiently(declare, target, copy, received.body(), RabbitDelivery.settlePatience,
+                    () -> true, received.describe());
         } catch (TopologyMismatchException e) {
             throw e;
         } catch (RuntimeException e) {

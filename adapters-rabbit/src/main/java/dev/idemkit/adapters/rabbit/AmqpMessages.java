@@ -195,9 +195,13 @@ final class AmqpMessages {
         return copy(props, headers, -1);
     }
 
-    /** The same properties with {@code headers}, plus an {@code expiration} when {@code expirationMillis >= 0}. */
+    /**
+     * The same properties with {@code headers}, plus an {@code expiration} when {@code expirationMillis >= 0}, and without
+     * the producer's {@code user_id}: the broker checks it against the publishing connection's user, and idemkit's is
+     * another, so a copy keeping it would be refused every time (the delivery never settled, given back for ever).
+     */
     static AMQP.BasicProperties copy(AMQP.BasicProperties props, Map<String, Object> headers, long expirationMillis) {
-        AMQP.BasicProperties.Builder b = props.builder().headers(headers);
+        AMQP.BasicProperties.Builder b = props.builder().headers(headers).userId(null);
         b.expiration(expirationMillis >= 0 ? Long.toString(expirationMillis) : null);
         if (props.getDeliveryMode() == null || props.getDeliveryMode() != 2) {
             b.deliveryMode(2);

@@ -57,10 +57,19 @@ final class ConfirmingPublisher implements AutoCloseable {
      */
     void publishPatiently(String target, AMQP.BasicProperties copy, byte[] body, Duration patience,
             java.util.function.BooleanSupplier stillHeld, String what) {
+        publishPatiently(() -> { }, target, copy, body, patience, stillHeld, what);
+    }
+
+    /**
+     * The same, running {@code prepare} (the target's declaration, which needs the same connection) before each try.
+     */
+    void publishPatiently(Runnable prepare, String target, AMQP.BasicProperties copy, byte[] body, Duration patience,
+            java.util.function.BooleanSupplier stillHeld, String what) {
         long deadline = System.nanoTime() + patience.toNanos();
         long pause = 50;
         for (int tries = 1; ; tries++) {
             try {
+                prepare.run();
                 publish(target, copy, body);
                 if (tries > 1) {
                     LOG.info("decision=settle-published delivery=\"{}\" target={} tries={}", what, target, tries);

@@ -86,9 +86,21 @@ public final class RabbitAdoptedDeliveries implements AutoCloseable {
         Objects.requireNonNull(props, "props");
         Objects.requireNonNull(body, "body");
         Objects.requireNonNull(acknowledge, "acknowledge");
-        declarations.ensureSettlePaths(queue);
+        RabbitTopology.requireUsableName(queue);
         return new AdoptedDelivery(new Received(queue, props, body), redelivered, publisher, declarations, clock,
                 acknowledge);
+    }
+
+    /**
+     * The arguments to declare a consumer's own work queue {@code queue} with, so that what the broker dead-letters from
+     * it (a quorum queue's delivery limit, a reject without requeue) reaches idemkit's dead-letter queue, with
+     * {@code x-death}, instead of being dropped: {@code x-dead-letter-exchange=Q.dlx},
+     * {@code x-dead-letter-routing-key=Q.dlq}.
+     */
+    public static java.util.Map<String, Object> workQueueArguments(String queue) {
+        RabbitTopology.requireUsableName(queue);
+        return java.util.Map.of("x-dead-letter-exchange", RabbitTopology.deadLetterExchange(queue),
+                "x-dead-letter-routing-key", RabbitTopology.deadLetterQueue(queue));
     }
 
     /** The dead-letter queues of the adopted queues (depth, inspection, approved redrive). */

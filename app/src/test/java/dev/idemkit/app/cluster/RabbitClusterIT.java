@@ -144,7 +144,10 @@ class RabbitClusterIT {
             int leader = cluster.leaderOf(queue, 1);
             List<Integer> consumersOnIt = onNode(leader);
             ExecutorService publishers = Executors.newFixedThreadPool(PUBLISHERS);
-            List<Future<Long>> publishing = publish(publishers, plan);
+            // the plan's tail goes out only after the last kill: the stream goes on across every kill by construction,
+            // however fast the consumers catch up while a killed node restarts (the full run saw them finish first)
+            int tailFrom = plan.size() - plan.size() / (kills() + 2);
+            List<Future<Long>> publishing = new ArrayList<>(publish(publishers, plan.subList(0, tailFrom)));
             for (int k = 1; k <= kills(); k++) {
                 long share = distinct * k / (kills() + 1);
                 await().atMost(PATIENCE).pollInterval(Duration.ofMillis(1)).until(() -> processed() >= share);
@@ -154,7 +157,8 @@ class RabbitClusterIT {
                 lastKilled = leader;
                 killed.add(cluster.node(leader) + " (leader; " + consumersOnIt.size() + " of the 2 consuming"
                         + " connections on it) at " + processedAtKill + " of " + distinct + " processed");
-                assertThat(processedAtKill).as("killed mid-stream").isLessThan(distinct);
+                assertThat(processedAtKill).as("killed mid-stream (the plan's tail is still to come)")
+                        .isLessThan(distinct);
                 if (k == 1) {
                     assertThat(consumersOnIt).as("a consuming connection was on the killed node, so it had to move")
                             .isNotEmpty();
@@ -165,6 +169,7 @@ class RabbitClusterIT {
                     consumersOnIt = onNode(leader);
                 }
             }
+            publishing.addAll(publish(publishers, plan.subList(tailFrom, plan.size())));
             long publishRetries = 0;
             for (Future<Long> f : publishing) {
                 publishRetries += f.get();

@@ -70,9 +70,75 @@ public final class DeliveryFlow {
         return new InboxKey(settings.name(), new MessageId(message.rawId()));
     }
 
-    /** Tells the hooks that {@code delivery} entered the flow; hand the observation to {@link #run} or settle it. */
+    /**
+     * Tells the hooks that {@code delivery} entered the flow; hand the observation to {@link #run} or settle it. A hook
+     * that throws is logged and otherwise ignored: observing never changes how a delivery is settled.
+     */
     public Observation started(Delivery delivery) {
-        return events.started(settings.name(), delivery);
+        try {
+            return new GuardedObservation(events.started(settings.name(), delivery));
+        } catch (RuntimeException e) {
+            hookFailed("started", e);
+            return new GuardedObservation((decision, latency) -> { });
+        }
+    }
+
+    private static void hookFailed(String hook, RuntimeException e) {
+        LOG.log(Level.WARNING, "consumer events hook {0} failed (ignored): {1}", hook, e.toString());
+    }
+
+    /** An observation whose hooks never throw into the flow. */
+    private static final class GuardedObservation implements Observation {
+        private final Observation inner;
+
+        GuardedObservation(Observation inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public void decided(Decision decision, Duration storeLatency) {
+            try {
+                inner.decided(decision, storeLatency);
+            } catch (RuntimeException e) {
+                hookFailed("decided", e);
+            }
+        }
+
+        @Override
+        public void failed(Throwable failure) {
+            try {
+                inner.failed(failure);
+            } catch (RuntimeException e) {
+                hookFailed("failed", e);
+            }
+        }
+
+        @Override
+        public void abandoned(Throwable cause) {
+            try {
+                inner.abandoned(cause);
+            } catch (RuntimeException e) {
+                hookFailed("abandoned", e);
+            }
+        }
+
+        @Override
+        public ConsumerEvents.Scope enter() {
+            ConsumerEvents.Scope scope;
+            try {
+                scope = inner.enter();
+            } catch (RuntimeException e) {
+                hookFailed("enter", e);
+                return ConsumerEvents.Scope.NONE;
+            }
+            return () -> {
+                try {
+                    scope.close();
+                } catch (RuntimeException e) {
+                    hookFailed("exit", e);
+                }
+            };
+        }
     }
 
     /** The whole flow for one delivery. */
@@ -85,8 +151,9 @@ public final class DeliveryFlow {
      * exactly once, or, if the transport fails to settle it, left with the broker (which delivers it again) and the
      * exception thrown.
      */
-    public <U extends UnitOfWork> void run(Delivery delivery, Observation observation, InboxStore<U> inbox,
+    public <U extends UnitOfWork> void run(Delivery delivery, Observation given, InboxStore<U> inbox,
             MessageHandler<? super U> handler) {
+        Observation observation = given instanceof GuardedObservation ? given : new GuardedObservation(given);
         Message message = delivery.message();
         try {
             Optional<String> rejection = rejection(message);
@@ -121,7 +188,8 @@ public final class DeliveryFlow {
      * Settles a delivery after the store's step returned {@code outcome} for it: a reused id (rejected) is
      * dead-lettered with the reason, anything else acknowledged.
      */
-    public void settle(Delivery delivery, Observation observation, Outcome outcome, Duration latency) {
+    public void settle(Delivery delivery, Observation given, Outcome outcome, Duration latency) {
+        Observation observation = given instanceof GuardedObservation ? given : new GuardedObservation(given);
         if (outcome instanceof Outcome.Rejected rejected) {
             report(delivery, observation, failures.reject(delivery, rejected.reason()), latency);
             return;

@@ -107,17 +107,22 @@ public final class RedriveService implements Redrives {
             throw new NoSuchElementException("no queue " + Printable.id(queue));
         }
         Approval approval = command.approval();
+        // the approvals' rules on the approvers as given (two different people past the window), before anything else
+        new RedriveRequest(command.ids(), approval, command.pastWindow());
         // recorded on every republished message: who approved it, and who asked for it when that is someone else
         Approval recorded = command.dryRun() || approval.approvedBy().equals(command.operator()) ? approval
                 : new Approval(approval.approvedBy() + " (operator " + command.operator() + ")", approval.reason(),
                         approval.at());
         RedriveRequest request = new RedriveRequest(command.ids(), recorded, command.pastWindow());
+        // the audit names the second approver too (the past-window approval is part of what was decided)
+        String approvers = approval.approvedBy() + command.pastWindow().map(p -> "; past the dedup window: "
+                + p.approvedBy() + " (" + p.reason() + ")").orElse("");
         synchronized (locks.computeIfAbsent(queue, q -> new Object())) {
             List<RedriveResult> plan = dlq.plan(queue, request);
             if (plan.stream().noneMatch(RedriveResult::found)) {
                 return new Outcome(OptionalLong.empty(), plan, Optional.empty(), List.of());
             }
-            long entry = audit.begin(clock.now(), command.operator(), approval.approvedBy(), approval.reason(), queue,
+            long entry = audit.begin(clock.now(), command.operator(), approvers, approval.reason(), queue,
                     command.dryRun(), command.ids().size());
             List<RedriveResult> results = new ArrayList<>();
             String failure = null;

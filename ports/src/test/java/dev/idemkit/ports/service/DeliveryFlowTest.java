@@ -139,4 +139,63 @@ class DeliveryFlowTest {
         assertThat(settled.attempt().number()).isEqualTo(2);
         assertThat(d.deadLetterReason).isEqualTo("gave up after 2 attempts: IllegalStateException: again");
     }
+
+    @Test
+    void aHookThatThrowsNeverChangesHowADeliveryIsSettled() {
+        ConsumerEvents throwing = new ConsumerEvents() {
+            @Override
+            public void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency) {
+                throw new IllegalStateException("metrics down");
+            }
+
+            @Override
+            public Observation started(ConsumerName consumer, Delivery delivery) {
+                return new Observation() {
+                    @Override
+                    public void decided(Decision decision, Duration storeLatency) {
+                        throw new IllegalStateException("decided hook");
+                    }
+
+                    @Override
+                    public void failed(Throwable failure) {
+                        throw new IllegalStateException("failed hook");
+                    }
+
+                    @Override
+                    public ConsumerEvents.Scope enter() {
+                        return () -> {
+                            throw new IllegalStateException("exit hook");
+                        };
+                    }
+                };
+            }
+        };
+        DeliveryFlow guarded = new DeliveryFlow(ConsumerSettings.defaults("flow").withRetryPolicy(RetryPolicy.defaults()
+                .withMaxAttempts(1)), RandomSource.fixed(0.5), Clock.system(), throwing);
+        RecordingDelivery processed = delivery("m-5", 1);
+        guarded.run(processed, inbox, (m, work) -> counter.add(work, "total", 1));
+        assertThat(processed.settlement).as("acked once, processed: the exit hook's failure is not the effect's")
+                .isEqualTo(Settlement.ACK);
+        assertThat(counter.read("total")).isEqualTo(1);
+        RecordingDelivery failing = delivery("m-6", 1);
+        guarded.run(failing, inbox, (m, work) -> {
+            throw new IllegalStateException("down");
+        });
+        assertThat(failing.settlement).isEqualTo(Settlement.DEAD_LETTER);
+        assertThat(failing.settlements).isEqualTo(1);
+        ConsumerEvents refusing = new ConsumerEvents() {
+            @Override
+            public void onDecision(ConsumerName consumer, Decision decision, Duration storeLatency) {
+            }
+
+            @Override
+            public Observation started(ConsumerName consumer, Delivery delivery) {
+                throw new IllegalStateException("tracer down");
+            }
+        };
+        RecordingDelivery untraced = delivery("m-7", 1);
+        new DeliveryFlow(ConsumerSettings.defaults("flow"), RandomSource.fixed(0.5), Clock.system(), refusing)
+                .run(untraced, inbox, (m, work) -> { });
+        assertThat(untraced.settlement).isEqualTo(Settlement.ACK);
+    }
 }

@@ -185,6 +185,12 @@ class RedriveServiceTest {
         service(Map.of("orders", q), 100).redrive(new Redrives.Command("orders", List.of("a"), "ops-bot", ANA,
                 Optional.of(new Approval("bo", "keys still held", Instant.now())), false));
         assertThat(q.approvals).extracting(Approval::approvedBy).containsExactly("ana (operator ops-bot)");
+        assertThat(audit.entries(1).get(0).approver()).as("the second approver is on record")
+                .isEqualTo("ana; past the dedup window: bo (keys still held)");
+        // through another operator's key, the same person twice is still the same person
+        assertThatThrownBy(() -> service(Map.of("orders", new Queue("orders", "c")), 100).redrive(
+                new Redrives.Command("orders", List.of("c"), "ops-bot", ANA, Optional.of(new Approval("ana", "again",
+                        Instant.now())), false))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> service(Map.of("orders", new Queue("orders", "b")), 100).redrive(
                 new Redrives.Command("orders", List.of("b"), "ana", ANA, Optional.of(new Approval("Ana ", "me again",
                         Instant.now())), false))).isInstanceOf(IllegalArgumentException.class)

@@ -16,7 +16,10 @@ import org.springframework.context.annotation.Bean;
 public class SampleService {
     @Bean
     Queue creditsQueue(@Value("${sample.queue}") String name) {
-        return new Queue(name, true, false, false);
+        // durable, and dead-lettering into idemkit's dead-letter queue: what the broker itself dead-letters (a quorum
+        // queue's delivery limit, a reject) lands there too, with its x-death, instead of being dropped
+        return new Queue(name, true, false, false,
+                dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries.workQueueArguments(name));
     }
 
     /** Boot's metrics auto-configuration is not on this test's class path: a registry of the service's own. */
