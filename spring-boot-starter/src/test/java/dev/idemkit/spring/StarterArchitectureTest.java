@@ -3,10 +3,18 @@ package dev.idemkit.spring;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
+import dev.idemkit.testsupport.ApiDocument;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -72,5 +80,33 @@ class StarterArchitectureTest {
                 .should().dependOnClassesThat().resideInAPackage(ROOT + ".spring..")
                 .because("the starter builds on the core, never the other way round");
         rule.check(classes);
+    }
+
+    /** docs/ARCHITECTURE.md section 16 for the starter: its public types are the listed ones. */
+    @Test
+    void theStartersPublicTypesAreTheDocumentedOnes() {
+        Set<String> documented = ApiDocument.publicTypes(ApiDocument.repositoryRoot()).get(ROOT + ".spring");
+        Set<String> actual = classes.stream()
+                .filter(c -> c.getPackageName().equals(ROOT + ".spring") && c.isTopLevelClass()
+                        && c.getModifiers().contains(JavaModifier.PUBLIC))
+                .map(JavaClass::getSimpleName).collect(Collectors.toCollection(TreeSet::new));
+        assertThat(actual).as("the starter's public types (right: docs/ARCHITECTURE.md section 16)").isEqualTo(documented);
+    }
+
+    /** The starter names only the listed API of the core and the adapters (section 16). */
+    @Test
+    void theStarterNamesOnlyTheListedApiOfOtherModules() {
+        Map<String, Set<String>> api = ApiDocument.publicTypes(ApiDocument.repositoryRoot());
+        DescribedPredicate<JavaClass> unlisted = DescribedPredicate.describe("a type of another module its API does"
+                + " not list", c -> {
+                    JavaClass top = c.getBaseComponentType();
+                    while (top.getEnclosingClass().isPresent()) {
+                        top = top.getEnclosingClass().get();
+                    }
+                    Set<String> listed = api.get(top.getPackageName());
+                    return listed != null && !top.getPackageName().startsWith(ROOT + ".spring")
+                            && !listed.contains(top.getSimpleName());
+                });
+        noClasses().that().resideInAPackage(ROOT + ".spring..").should().dependOnClassesThat(unlisted).check(classes);
     }
 }

@@ -11,7 +11,7 @@ import org.redisson.config.SingleServerConfig;
  * Builds the Redisson client the stores share: single server or cluster, {@code StringCodec} (never Kryo), script
  * cache on, two Netty event-loop threads per core, connections named {@code idemkit-<key prefix>} in {@code CLIENT LIST}.
  */
-public final class RedisClients {
+final class RedisClients {
     private RedisClients() {}
 
     /** A connected client; the caller shuts it down. */

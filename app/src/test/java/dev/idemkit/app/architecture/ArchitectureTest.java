@@ -47,7 +47,12 @@ class ArchitectureTest {
 
     @BeforeAll
     static void importEveryModule() {
-        production = new ClassFileImporter()
+        production = importProduction();
+    }
+
+    /** The production classes of every module on app's test class path (tests, test-jars and test-support left out). */
+    static JavaClasses importProduction() {
+        return new ClassFileImporter()
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .withImportOption(location -> !location.contains("-tests.jar"))
                 // the shared test fixtures (module test-support, test scope only) are not production code

@@ -5,7 +5,14 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * The rules of docs/ARCHITECTURE.md section 1, built for a root package so that the same rule checks the real
@@ -123,5 +130,43 @@ final class IdemkitRules {
                 .and().resideOutsideOfPackage(root + ".adapters." + adapter + "..")
                 .should().dependOnClassesThat().resideInAnyPackage(technologyPackages)
                 .because(String.join(", ", technologyPackages) + " belong to adapters-" + adapter + " alone");
+    }
+
+    /**
+     * A class may name another module's types only where docs/ARCHITECTURE.md section 16 lists them: {@code api}
+     * maps each documented package to its public types. A module is {@code root.<name>}, or
+     * {@code root.adapters.<name>} for an adapter; inside its own module a class may name anything javac lets it.
+     */
+    static ArchRule otherModulesUseOnlyTheApi(String root, Map<String, Set<String>> api) {
+        return classes().that().resideInAPackage(root + "..")
+                .should(new ArchCondition<JavaClass>("name only the listed API types of other modules") {
+                    @Override
+                    public void check(JavaClass origin, ConditionEvents events) {
+                        String from = moduleOf(root, origin.getPackageName());
+                        for (Dependency d : origin.getDirectDependenciesFromSelf()) {
+                            JavaClass target = d.getTargetClass().getBaseComponentType();
+                            JavaClass top = target;
+                            while (top.getEnclosingClass().isPresent()) {
+                                top = top.getEnclosingClass().get();
+                            }
+                            Set<String> listed = api.get(top.getPackageName());
+                            if (listed == null || moduleOf(root, top.getPackageName()).equals(from)
+                                    || listed.contains(top.getSimpleName())) {
+                                continue;
+                            }
+                            events.add(SimpleConditionEvent.violated(origin, d.getDescription()
+                                    + ": " + top.getName() + " is not in the API of its module"));
+                        }
+                    }
+                })
+                .because("other modules use only the public API (docs/ARCHITECTURE.md section 16)");
+    }
+
+    private static String moduleOf(String root, String pkg) {
+        if (!pkg.startsWith(root + ".")) {
+            return pkg;
+        }
+        String[] parts = pkg.substring(root.length() + 1).split("\\.");
+        return parts[0].equals("adapters") && parts.length > 1 ? "adapters." + parts[1] : parts[0];
     }
 }

@@ -67,6 +67,15 @@ class RulesBiteTest {
     }
 
     @Test
+    void apiRuleFailsOnAModuleNamingAnotherModulesUnlistedType() {
+        // RabbitThing is not in the fixture adapter's API; the conforming configuration names only the listed
+        // RabbitThingSettings
+        bites(root -> IdemkitRules.otherModulesUseOnlyTheApi(root,
+                java.util.Map.of(root + ".adapters.rabbit", java.util.Set.of("RabbitThingSettings"))),
+                ReachesIntoRabbit.class, RabbitThing.class);
+    }
+
+    @Test
     void domainRuleFailsOnALoggingFramework() {
         bites(IdemkitRules::domainUsesJdkOnly, LogsWithSlf4j.class);
     }
