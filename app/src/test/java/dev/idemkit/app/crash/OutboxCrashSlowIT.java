@@ -9,8 +9,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The outbox relay's crash points with {@value #KILLS} SIGKILLs each (runs of {@value #KILLS_PER_RUN}); slow, run with
- * the README's command. Prints one line per run and the totals.
+ * The outbox relay's crash points with {@value #KILLS} SIGKILLs each (runs of {@value #KILLS_PER_RUN}); the full tier
+ * ({@code ./mvnw -B -T 2 verify -Pfull}). Prints one line per run and the totals.
  */
 @Tag("slow")
 class OutboxCrashSlowIT {

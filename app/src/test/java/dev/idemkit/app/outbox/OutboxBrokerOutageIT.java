@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * The broker down mid-stream for {@code idemkit.outbox.outageSeconds} (3 s in verify, 10 s in the slow command), for real: a private single-node RabbitMQ (its own ports
+ * The broker down mid-stream for {@code idemkit.outbox.outageSeconds} (3 s in the full tier, 10 s with the command in app/README.md), for real: a private single-node RabbitMQ (its own ports
  * and data dir; the machine's broker is untouched) is SIGKILLed while producers keep committing outbox rows and the
  * relay keeps trying, then started again. Rows accumulate while it is down, then drain: every committed row reaches
  * the (quorum, durable) queue, each key's first deliveries in seq (commit) order, and a row delivered twice is the
@@ -48,7 +48,7 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("slow") // full tier: an outage suite on a private broker; OutboxCrashIT kills the relay at each of its points
 class OutboxBrokerOutageIT {
-    /** 3 s inside {@code mvn verify}; the README's slow command runs it with {@code -Didemkit.outbox.outageSeconds=10}. */
+    /** 3 s in the full tier ({@code -Pfull}); app/README.md's command runs it with {@code -Didemkit.outbox.outageSeconds=10}. */
     private static final int OUTAGE_SECONDS = Integer.getInteger("idemkit.outbox.outageSeconds", 3);
 
     @Test
