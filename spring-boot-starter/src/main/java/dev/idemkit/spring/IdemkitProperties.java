@@ -63,6 +63,20 @@ public class IdemkitProperties {
         /** How long a retry waits for the first request with its key before a 409. */
         private Duration waitBound = Duration.ofSeconds(10);
 
+        /**
+         * The largest request body on those paths (1 MiB by default): the body is buffered to fingerprint it, so a
+         * larger one is answered 413 before it is read (by its Content-Length) or once one byte more has arrived.
+         */
+        private org.springframework.util.unit.DataSize maxBodySize = org.springframework.util.unit.DataSize.ofMegabytes(1);
+
+        public org.springframework.util.unit.DataSize getMaxBodySize() {
+            return maxBodySize;
+        }
+
+        public void setMaxBodySize(org.springframework.util.unit.DataSize maxBodySize) {
+            this.maxBodySize = maxBodySize;
+        }
+
         public List<String> getPaths() {
             return paths;
         }
@@ -260,5 +274,14 @@ public class IdemkitProperties {
         public void setQueues(List<String> queues) {
             this.queues = queues;
         }
+    }
+
+    /** A size property in bytes, refused at start-up outside 1 B .. 2 GB (a buffer holds it). */
+    static int bytes(String property, org.springframework.util.unit.DataSize size) {
+        long bytes = size == null ? -1 : size.toBytes();
+        if (bytes < 1 || bytes > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException(property + " must be between 1B and 2GB, got " + size);
+        }
+        return (int) bytes;
     }
 }

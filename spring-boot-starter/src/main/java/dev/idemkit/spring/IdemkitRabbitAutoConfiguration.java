@@ -101,16 +101,9 @@ public class IdemkitRabbitAutoConfiguration {
             return new IdempotentListenerAdvice(inbox, deliveries, policy,
                     new HashSet<>(properties.getRabbit().getQueues()),
                     () -> ThreadLocalRandom.current().nextDouble(), Clock.system(), ConsumerEvents.all(hooks),
-                    maxBodyBytes(properties.getRabbit().getMaxBodySize()));
+                    IdemkitProperties.bytes("idemkit.rabbit.max-body-size", properties.getRabbit().getMaxBodySize()));
         }
 
-        private static int maxBodyBytes(org.springframework.util.unit.DataSize size) {
-            long bytes = size.toBytes();
-            if (bytes < 1 || bytes > Integer.MAX_VALUE) {
-                throw new IllegalStateException("idemkit.rabbit.max-body-size must be between 1B and 2GB, got " + size);
-            }
-            return (int) bytes;
-        }
 
         @Bean
         IdempotentListenersCheck idemkitIdempotentListenersCheck(RabbitListenerEndpointRegistry registry,

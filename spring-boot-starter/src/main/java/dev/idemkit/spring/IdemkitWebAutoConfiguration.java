@@ -51,6 +51,7 @@ public class IdemkitWebAutoConfiguration {
                 http.getClientHeader() == null ? "" : " or " + http.getClientHeader());
         return new IdempotencyKeyFilter(new IdempotentRequestService<>(claims, policy), http.getPaths(),
                 http.getMethods().stream().map(m -> m.toUpperCase(Locale.ROOT)).collect(Collectors.toSet()),
-                http.getClientHeader(), caller::doomed);
+                http.getClientHeader(), caller::doomed,
+                IdemkitProperties.bytes("idemkit.http.max-body-size", http.getMaxBodySize()));
     }
 }

@@ -3,6 +3,7 @@ package dev.idemkit.spring;
 import dev.idemkit.adapters.postgres.JoinedUnitOfWork;
 import dev.idemkit.domain.InvalidKeyException;
 import dev.idemkit.domain.httpkey.ClientId;
+import dev.idemkit.domain.httpkey.IdempotencyKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
 import dev.idemkit.ports.in.IdempotentRequests;
 import dev.idemkit.ports.out.EffectFailedException;
@@ -65,10 +66,15 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
     private final Set<String> methods;
     private final String clientHeader;
     private final BooleanSupplier transactionDoomed;
+    private final int maxBodyBytes;
 
     IdempotencyKeyFilter(IdempotentRequests<JoinedUnitOfWork> requests, List<String> paths, Set<String> methods,
-            String clientHeader, BooleanSupplier transactionDoomed) {
+            String clientHeader, BooleanSupplier transactionDoomed, int maxBodyBytes) {
         this.requests = Objects.requireNonNull(requests, "requests");
+        if (maxBodyBytes < 1) {
+            throw new IllegalArgumentException("maxBodyBytes must be at least 1, got " + maxBodyBytes);
+        }
+        this.maxBodyBytes = maxBodyBytes;
         this.transactionDoomed = Objects.requireNonNull(transactionDoomed, "transactionDoomed");
         PathPatternParser parser = new PathPatternParser();
         this.paths = paths.stream().map(parser::parse).toList();
@@ -107,13 +113,23 @@ final class IdempotencyKeyFilter extends OncePerRequestFilter {
                         .startsWith("multipart/"))) {
             // form parameters may already have been read by another filter, and would not be served again from the
             // bytes: refused rather than fingerprinted wrongly
-            write(response, Problems.problem(415, "Unsupported Media Type", "unsupported-media-type", "idemkit's Idempotency-Key"
-                    + " protocol takes request bodies as bytes (JSON and the like), not forms: " + contentType), false);
+            write(response, Problems.unsupportedMediaType("idemkit's Idempotency-Key protocol takes request bodies as"
+                    + " bytes (JSON and the like), not forms: " + contentType), false);
             return;
         }
-        byte[] body = request.getInputStream().readAllBytes();
+        // the body is buffered to fingerprint it and to serve it again: at most maxBodyBytes, refused before reading
+        // when the declared length is larger, and refused once one byte more has arrived when it is not declared
+        byte[] body = request.getContentLengthLong() > maxBodyBytes ? null
+                : request.getInputStream().readNBytes(maxBodyBytes + 1);
+        if (body == null || body.length > maxBodyBytes) {
+            write(response, Problems.bodyTooLarge(maxBodyBytes, "idemkit.http.max-body-size"), false);
+            return;
+        }
         HttpServletRequest replayable = new CachedBodyRequest(request, body);
-        IdempotentRequests.Request r = new IdempotentRequests.Request(client, request.getHeader(HEADER),
+        // every field line: two of them are a list, which the key parser refuses (400), never the first one alone
+        java.util.Enumeration<String> lines = request.getHeaders(HEADER);
+        IdempotentRequests.Request r = new IdempotentRequests.Request(client,
+                IdempotencyKey.combineFieldLines(lines == null ? null : java.util.Collections.list(lines)),
                 request.getMethod(), pathOf(request), body);
         IdempotentRequests.Reply reply;
         try {

@@ -42,6 +42,20 @@ final class HttpExchanges {
         }
     }
 
+    /**
+     * Whether a Content-Type names JSON: {@code application/json} or a {@code +json} suffix, any parameters (a
+     * charset) after a {@code ;}, case-insensitive. Null (no Content-Type) is not JSON.
+     */
+    static boolean isJson(String contentType) {
+        if (contentType == null) {
+            return false;
+        }
+        int semicolon = contentType.indexOf(';');
+        String type = (semicolon < 0 ? contentType : contentType.substring(0, semicolon)).strip()
+                .toLowerCase(java.util.Locale.ROOT);
+        return type.equals("application/json") || (type.startsWith("application/") && type.endsWith("+json"));
+    }
+
     /** Sends {@code status} with {@code body} (no body when empty); headers must be set before. */
     static void write(HttpExchange ex, int status, byte[] body) throws IOException {
         ex.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);

@@ -19,7 +19,8 @@ final class IdempotencyPolicyPage {
                 <html lang="en"><head><meta charset="utf-8"><title>Idempotency-Key policy</title></head><body>
                 <h1>Idempotency-Key policy</h1>
                 <p>Send <code>Idempotency-Key: "&lt;key&gt;"</code> (a structured-field string, 1 to 255 visible ASCII
-                characters) with every <code>POST /payments</code>. Keys are scoped per API client.</p>
+                characters) with every <code>POST /payments</code>. Keys are scoped per API client. Send it once: two
+                <code>Idempotency-Key</code> lines, or a comma outside the quotes, are a list and answered 400.</p>
                 <h2>Expiry</h2>
                 <ul>
                 <li>A completed request's response (status, body byte for byte, %s) is kept for <b>%s</b> after it

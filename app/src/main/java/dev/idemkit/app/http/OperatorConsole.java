@@ -265,8 +265,10 @@ public final class OperatorConsole implements HttpHandler {
             throw new IllegalArgumentException("\"ids\" must be an array of 1.." + MAX_LISTED + " dead-letter ids");
         }
         idNodes.forEach(n -> {
-            if (!n.isTextual() || n.asText().isBlank() || n.asText().length() > 255) {
-                throw new IllegalArgumentException("every id must be a non-blank string of at most 255 characters");
+            if (!n.isTextual() || n.asText().isBlank() || n.asText().length() > 255
+                    || n.asText().chars().anyMatch(Character::isISOControl)) {
+                throw new IllegalArgumentException("every id must be a non-blank string of at most 255 characters"
+                        + " without control characters");
             }
             ids.add(n.asText());
         });

@@ -151,10 +151,16 @@ public final class PaymentsApi implements HttpHandler {
     }
 
     private void create(HttpExchange ex, ClientId client) throws IOException {
+        String contentType = ex.getRequestHeaders().getFirst("Content-Type");
+        if (!HttpExchanges.isJson(contentType)) {
+            outcome("unsupported_media_type");
+            send(ex, Problems.unsupportedMediaType("POST /payments takes application/json, got "
+                    + (contentType == null ? "no Content-Type" : dev.idemkit.domain.Printable.text(contentType, 100))), false);
+            return;
+        }
         byte[] raw = readBody(ex);
         if (raw == null) {
-            send(ex, Problems.problem(413, "Content Too Large", "body-too-large",
-                    "The body exceeds " + MAX_BODY_BYTES + " bytes."), false);
+            send(ex, Problems.bodyTooLarge(MAX_BODY_BYTES, "the payments API's fixed limit"), false);
             return;
         }
         JsonNode json;
@@ -167,7 +173,8 @@ public final class PaymentsApi implements HttpHandler {
             send(ex, Problems.problem(400, "Bad Request", "invalid-payment", e.getMessage()), false);
             return;
         }
-        String key = ex.getRequestHeaders().getFirst("Idempotency-Key");
+        // every field line: two of them are a list, which the key parser refuses (400), never the first one alone
+        String key = dev.idemkit.domain.httpkey.IdempotencyKey.combineFieldLines(ex.getRequestHeaders().get("Idempotency-Key"));
         IdempotentRequests.Reply reply = charger.charge(new IdempotentRequests.Request(client, key, "POST",
                 "/payments", CanonicalJson.canonical(json)), request);
         outcome(reply.replayed() ? "replayed" : outcomeOf(reply.response().status()));

@@ -15,7 +15,8 @@ import java.math.BigDecimal;
  *
  * <p>Bounded: a number is refused when writing it out would take more than {@value #MAX_NUMBER_DIGITS}
  * digits ({@code 1e9999} is six characters but ten thousand digits written plainly), so the canonical form
- * is never much longer than its input; nesting deeper than {@value #MAX_DEPTH} is refused too.
+ * is never much longer than its input; nesting deeper than {@value #MAX_DEPTH} is refused too, and so is an object
+ * that names a field twice.
  */
 public final class CanonicalJson {
     /** The most significant digits, and the most digits before or after the point, of a number. */
@@ -27,6 +28,9 @@ public final class CanonicalJson {
     public static final ObjectMapper MAPPER = JsonMapper.builder()
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            // {"amount":5,"amount":5000}: which one a reader takes is the reader's choice, so no decision and no
+            // fingerprint is made from it: refused
+            .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .enable(JsonNodeFeature.WRITE_PROPERTIES_SORTED)
             .enable(com.fasterxml.jackson.core.StreamWriteFeature.WRITE_BIGDECIMAL_AS_PLAIN)
             .nodeFactory(com.fasterxml.jackson.databind.node.JsonNodeFactory.withExactBigDecimals(true))

@@ -171,6 +171,24 @@ class OperatorConsoleIT {
         assertThat(balance(1)).isEqualByComparingTo(BigDecimal.ZERO);
     }
 
+    /** A control character (a NUL: PostgreSQL text cannot hold one) is refused before anything is recorded. */
+    @Test
+    void aNulInTheApproverTheReasonOrAnIdIsA400AndRecordsNoAudit() throws Exception {
+        int before = json(get("/ops/audit")).get("entries").size();
+        for (Map<String, Object> body : List.<Map<String, Object>>of(
+                Map.of("queue", queue, "ids", List.of("dl-" + prefix + "-1"), "approver", "ana", "reason", "fix\u0000ed"),
+                Map.of("queue", queue, "ids", List.of("dl-" + prefix + "-1"), "approver", "a\u0000na", "reason", "fixed"),
+                Map.of("queue", queue, "ids", List.of("dl-" + prefix + "\u0000-1"), "approver", "ana", "reason", "fixed"))) {
+            HttpResponse<byte[]> r = post("/ops/redrive", OPERATOR_KEY, body);
+            assertThat(r.statusCode()).as(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(400);
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("control character");
+        }
+        JsonNode entries = json(get("/ops/audit")).get("entries");
+        assertThat(entries.size()).as("audit entries").isEqualTo(before);
+        entries.forEach(e -> assertThat(e.get("state").asText()).isNotEqualTo("running"));
+        assertThat(balance(1)).isEqualByComparingTo(BigDecimal.ZERO);
+    }
+
     /** Dry run first (one skipped: the inbox holds its key), then the redrive of five, processed once each. */
     @Test
     void aDryRunSkipsTheProcessedOneAndMovesNothingThenFiveAreRedrivenAndProcessedAndAudited() throws Exception {

@@ -254,7 +254,7 @@ class PaymentsApiIT {
         String account = "acc-" + UUID.randomUUID();
         byte[] body = seedBody(account, "150.00");
         HttpResponse<byte[]> missing = send(HttpRequest.newBuilder(base.resolve("/payments"))
-                .header("Authorization", "Bearer " + CLIENT_A_KEY)
+                .header("Authorization", "Bearer " + CLIENT_A_KEY).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)));
         HttpResponse<byte[]> tooLong = post(base, CLIENT_A_KEY, "k".repeat(256), body);
         HttpResponse<byte[]> badQuoting = post(base, CLIENT_A_KEY, "\"unterminated", body);
@@ -266,6 +266,60 @@ class PaymentsApiIT {
             assertThat(r.headers().firstValue("Link")).hasValue(PaymentsApi.POLICY_LINK);
         }
         assertThat(paymentRows(account)).isZero();
+    }
+
+    @Test
+    void twoIdempotencyKeyLinesAreA400InEitherOrderAndChargeNothing() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        byte[] body = seedBody(account, "150.00");
+        String k1 = UUID.randomUUID().toString();
+        String k2 = UUID.randomUUID().toString();
+        for (List<String> keys : List.of(List.of(k1, k2), List.of(k2, k1), List.of("\"" + k1 + "\"", k1))) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve("/payments"))
+                    .header("Authorization", "Bearer " + CLIENT_A_KEY).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            keys.forEach(k -> b.header("Idempotency-Key", k)); // one field line each
+            HttpResponse<byte[]> r = send(b);
+            assertThat(r.statusCode()).as("keys %s", keys).isEqualTo(400);
+            assertThat(json(r).get("type").asText()).endsWith("invalid-idempotency-key");
+            assertThat(json(r).get("detail").asText()).contains("is a list");
+        }
+        assertThat(paymentRows(account)).isZero();
+    }
+
+    @Test
+    void aFieldNamedTwiceIsA400AndChargesNeitherValue() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        HttpResponse<byte[]> r = post(base, CLIENT_A_KEY, UUID.randomUUID().toString(), ("{\"amount\": 5, \"amount\":"
+                + " 5000, \"currency\": \"BRL\", \"account_id\": \"" + account + "\"}").getBytes(StandardCharsets.UTF_8));
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(json(r).get("detail").asText()).contains("Duplicate field 'amount'");
+        assertThat(paymentRows(account)).isZero();
+    }
+
+    @Test
+    void aBodyThatIsNotDeclaredJsonIs415AndChargesNothing() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        byte[] body = seedBody(account, "150.00");
+        for (String type : new String[] {null, "text/plain", "application/x-www-form-urlencoded", "application/jsonx"}) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve("/payments"))
+                    .header("Authorization", "Bearer " + CLIENT_A_KEY)
+                    .header("Idempotency-Key", UUID.randomUUID().toString())
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            if (type != null) {
+                b.header("Content-Type", type);
+            }
+            HttpResponse<byte[]> r = send(b);
+            assertThat(r.statusCode()).as("Content-Type %s", type).isEqualTo(415);
+            assertThat(json(r).get("type").asText()).endsWith("unsupported-media-type");
+        }
+        assertThat(paymentRows(account)).isZero();
+        for (String type : new String[] {"application/json; charset=utf-8", "Application/JSON",
+                "application/merge-patch+json"}) {
+            assertThat(post(base, CLIENT_A_KEY, UUID.randomUUID().toString(), body, type).statusCode()).as(type)
+                    .isEqualTo(201);
+        }
+        assertThat(paymentRows(account)).isEqualTo(3);
     }
 
     @Test
@@ -401,8 +455,13 @@ class PaymentsApiIT {
     }
 
     private static HttpResponse<byte[]> post(URI root, String apiKey, String key, byte[] body) throws Exception {
+        return post(root, apiKey, key, body, "application/json");
+    }
+
+    private static HttpResponse<byte[]> post(URI root, String apiKey, String key, byte[] body, String contentType)
+            throws Exception {
         return send(HttpRequest.newBuilder(root.resolve("/payments")).header("Authorization", "Bearer " + apiKey)
-                .header("Idempotency-Key", key).header("Content-Type", "application/json")
+                .header("Idempotency-Key", key).header("Content-Type", contentType)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)));
     }
 

@@ -92,4 +92,15 @@ class CanonicalJsonTest {
     private static String text(byte[] bytes) {
         return new String(bytes, StandardCharsets.UTF_8);
     }
+
+    @Test
+    void aFieldNamedTwiceAtAnyDepthIsRefused() {
+        for (String body : new String[] {"{\"amount\":5,\"amount\":5000}", "{\"a\":{\"x\":1,\"y\":2,\"x\":1}}",
+                "[{\"k\":1},{\"k\":2,\"k\":2}]"}) {
+            assertThatThrownBy(() -> CanonicalJson.parse(body.getBytes(StandardCharsets.UTF_8)))
+                    .as(body).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Duplicate field");
+        }
+        assertThat(CanonicalJson.parse("[{\"k\":1},{\"k\":2}]".getBytes(StandardCharsets.UTF_8)).size())
+                .as("one name in each of two objects").isEqualTo(2);
+    }
 }

@@ -179,7 +179,7 @@ class MessageLifeTraceIT {
                     {"150.00", "not a traceparent"}, {"151.00", null}}) {
                 HttpRequest.Builder r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.port()
                         + "/payments")).header("Authorization", "Bearer " + TestEnvironment.CLIENT_A_KEY)
-                        .header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.ofString(
+                        .header("Idempotency-Key", key).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
                                 "{\"amount\": " + call[0] + ", \"currency\": \"BRL\", \"account_id\": \""
                                         + account + "\"}"));
                 if (call[1] != null) {

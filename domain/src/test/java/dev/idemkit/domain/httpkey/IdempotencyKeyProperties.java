@@ -7,9 +7,13 @@ import static dev.idemkit.domain.Generators.validKeys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.booleans;
+import static org.quicktheories.generators.SourceDSL.lists;
 
 import dev.idemkit.domain.InvalidKeyException;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
 
 class IdempotencyKeyProperties {
 
@@ -38,5 +42,28 @@ class IdempotencyKeyProperties {
                     .hasMessageContaining("idempotency key").hasMessageContaining("at index " + broken.index())
                     .hasMessageContaining("rule: visible ASCII 0x21..0x7E only");
         });
+    }
+
+    /**
+     * Law: two or more Idempotency-Key field lines, combined as RFC 9110 does (in either order, quoted or bare, equal
+     * or not), never parse to a key: the same request sent with its lines in the other order cannot claim another.
+     */
+    @Test
+    void severalFieldLinesAreAListAndNeverAKey() {
+        qt().withExamples(1000).forAll(lists().of(lineOfAKey()).ofSizeBetween(2, 4)).checkAssert(lines ->
+                assertThatThrownBy(() -> IdempotencyKey.parseHeader(IdempotencyKey.combineFieldLines(lines)))
+                        .isInstanceOf(InvalidKeyException.class).hasMessageContaining("is a list"));
+    }
+
+    /** Law: one field line is the field value, so combining changes nothing for a well-formed request. */
+    @Test
+    void oneFieldLineIsTheValueItself() {
+        qt().withExamples(1000).forAll(validKeys()).checkAssert(key -> assertThat(
+                IdempotencyKey.parseHeader(IdempotencyKey.combineFieldLines(List.of(quoted(key)))).value())
+                .isEqualTo(key));
+    }
+
+    private static Gen<String> lineOfAKey() {
+        return booleans().all().zip(validKeys(), bareKeys(), (quote, key, bare) -> quote ? quoted(key) : bare);
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.domain.InvalidKeyException;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class IdempotencyKeyTest {
@@ -24,7 +25,7 @@ class IdempotencyKeyTest {
         assertThatThrownBy(() -> IdempotencyKey.parseHeader("\"a\\nb\"")).isInstanceOf(InvalidKeyException.class)
                 .hasMessageContaining("bad escape");
         assertThatThrownBy(() -> IdempotencyKey.parseHeader("\"abc\\\"")).isInstanceOf(InvalidKeyException.class)
-                .hasMessageContaining("bad escape");
+                .hasMessageContaining("without its closing quote"); // the last quote is escaped
         assertThatThrownBy(() -> IdempotencyKey.parseHeader("\"a\"b\"")).isInstanceOf(InvalidKeyException.class)
                 .hasMessageContaining("unescaped quote");
     }
@@ -47,5 +48,18 @@ class IdempotencyKeyTest {
     void keysAreScopedByClient() {
         assertThat(ScopedKey.of("client-a", "k-1")).isNotEqualTo(ScopedKey.of("client-b", "k-1"))
                 .isEqualTo(ScopedKey.of("client-a", "k-1"));
+    }
+
+    @Test
+    void aListIsRefusedWithItsReason() {
+        assertThatThrownBy(() -> IdempotencyKey.parseHeader("\"a\", \"b\"")).isInstanceOf(InvalidKeyException.class)
+                .hasMessageContaining("is a list");
+        assertThatThrownBy(() -> IdempotencyKey.parseHeader("a,b")).isInstanceOf(InvalidKeyException.class)
+                .hasMessageContaining("is a list");
+        assertThatThrownBy(() -> IdempotencyKey.parseHeader(IdempotencyKey.combineFieldLines(List.of("k-1", "k-1"))))
+                .isInstanceOf(InvalidKeyException.class).hasMessageContaining("is a list");
+        assertThat(IdempotencyKey.parseHeader("\"a,b\"").value()).isEqualTo("a,b"); // quoted, a comma is the key's
+        assertThat(IdempotencyKey.combineFieldLines(List.of())).isNull();
+        assertThat(IdempotencyKey.combineFieldLines(null)).isNull();
     }
 }

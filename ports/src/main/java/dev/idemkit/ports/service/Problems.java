@@ -14,6 +14,20 @@ public final class Problems {
         return problem(400, "Bad Request", "invalid-idempotency-key", detail);
     }
 
+    /**
+     * 413: the body is larger than {@code maxBytes}, refused before it is buffered or fingerprinted; {@code setting}
+     * names what raises the limit.
+     */
+    public static StoredResponse bodyTooLarge(long maxBytes, String setting) {
+        return problem(413, "Content Too Large", "body-too-large",
+                "The body exceeds " + maxBytes + " bytes (" + setting + ").");
+    }
+
+    /** 415: the body's media type is not one the endpoint reads; {@code detail} says which it takes. */
+    public static StoredResponse unsupportedMediaType(String detail) {
+        return problem(415, "Unsupported Media Type", "unsupported-media-type", detail);
+    }
+
     /** 409 with {@code Retry-After: 1}: the first request is still running; a retry a second later may replay it. */
     public static StoredResponse conflict() {
         StoredResponse p = problem(409, "Conflict", "request-in-progress",
