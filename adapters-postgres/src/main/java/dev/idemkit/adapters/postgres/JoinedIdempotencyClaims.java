@@ -38,7 +38,7 @@ public final class JoinedIdempotencyClaims implements IdempotencyClaims<JoinedUn
             if (committed.isPresent() && committed.get() instanceof KeyRecord.Completed) {
                 return new Attempt.Held(committed.get());
             }
-            return PostgresIdempotencyClaims.claimAndRun(c, key, fingerprint, policy, deadline, true,
+            return PostgresIdempotencyClaims.claimAndRun(c, key, fingerprint, policy, deadline,
                     new PostgresIdempotencyClaims.ClaimUnit() {
                         @Override
                         public StoredResponse runEffect() {

@@ -134,6 +134,19 @@ public final class PostgresDatabase implements AutoCloseable {
         return dataSource;
     }
 
+    /**
+     * A pooled connection, waiting at most {@code waitMillis} for one when the pool is idemkit's HikariCP pool (a
+     * data source of the caller's waits as it is configured to): a bound that a request's answer must keep counts the
+     * wait for a connection too.
+     */
+    java.sql.Connection connection(long waitMillis) throws java.sql.SQLException {
+        if (dataSource instanceof HikariDataSource hikari
+                && hikari.getHikariPoolMXBean() instanceof com.zaxxer.hikari.pool.HikariPool pool) {
+            return pool.getConnection(Math.max(1, waitMillis));
+        }
+        return dataSource.getConnection();
+    }
+
     /** The entity manager factory over the caller's entities; built now if it was not yet (see the class comment). */
     public synchronized EntityManagerFactory entityManagerFactory() {
         if (closed) {

@@ -45,11 +45,14 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
     public Attempt attempt(ScopedKey key, Fingerprint fingerprint, KeyPolicy policy, Duration wait,
             Effect<? super JpaUnitOfWork, StoredResponse> effect) {
         long deadline = System.nanoTime() + wait.toNanos();
-        Optional<KeyRecord> committed = find(key);
+        // the wait for a pooled connection counts against the bound, for this read as for the claim
+        Optional<KeyRecord> committed = Transactions.run(db, "idempotency read", java.util.OptionalLong.of(deadline),
+                unit -> IdempotencyRows.find(unit.rawConnection(), key));
         if (committed.isPresent() && committed.get() instanceof KeyRecord.Completed) {
             return new Attempt.Held(committed.get());
         }
-        return Transactions.run(db, "idempotent request",
+        // past the bound, a 503 that says so, not after the pool's own 30 s
+        return Transactions.run(db, "idempotent request", java.util.OptionalLong.of(deadline),
                 unit -> claimAndRun(unit, key, fingerprint, policy, deadline, effect));
     }
 
@@ -63,7 +66,7 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
 
     private static Attempt claimAndRun(JpaUnitOfWork unit, ScopedKey key, Fingerprint fingerprint, KeyPolicy policy,
             long deadline, Effect<? super JpaUnitOfWork, StoredResponse> effect) throws SQLException {
-        return claimAndRun(unit.rawConnection(), key, fingerprint, policy, deadline, false, new ClaimUnit() {
+        return claimAndRun(unit.rawConnection(), key, fingerprint, policy, deadline, new ClaimUnit() {
             @Override
             public StoredResponse runEffect() {
                 return Transactions.effect(effect, unit);
@@ -78,15 +81,15 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
 
     /**
      * The claim held in the current transaction of {@code c}, then the effect and the stored response in it. The claim
-     * waits at most until {@code deadline} for a row lock ({@code lock_timeout}, transaction-local); with {@code
-     * restoreLockTimeout} the transaction's own setting is put back after the claim (a caller's transaction goes on
-     * after it).
+     * waits at most until {@code deadline} for a row lock ({@code lock_timeout}, transaction-local); after the claim
+     * the setting read before it is put back, in a caller's transaction as in idemkit's own, so the effect's lock
+     * waits are not cut to the claim's.
      */
     static Attempt claimAndRun(Connection c, ScopedKey key, Fingerprint fingerprint, KeyPolicy policy, long deadline,
-            boolean restoreLockTimeout, ClaimUnit unit) throws SQLException {
+            ClaimUnit unit) throws SQLException {
         // what is left of the wait once a connection is in hand (waiting for one counts against it)
         long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-        String previous = restoreLockTimeout ? currentLockTimeout(c) : null;
+        String previous = currentLockTimeout(c);
         setLockTimeout(c, leftMillis + "ms");
         Optional<Begin> claim;
         try {
@@ -99,9 +102,9 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
             }
             throw e;
         }
-        if (previous != null) {
-            setLockTimeout(c, previous);
-        }
+        // the bound is the claim's: the effect that follows waits for its locks as the transaction would without it
+        // (before, it kept what was left of the bound, 1 ms after a long pool wait, and a free key answered 503)
+        setLockTimeout(c, previous);
         if (claim.isEmpty()) {
             return new Attempt.Again();
         }

@@ -36,9 +36,29 @@ final class Transactions {
     }
 
     static <R> R run(PostgresDatabase db, String what, Body<R> body) {
+        return run(db, what, java.util.OptionalLong.empty(), body);
+    }
+
+    /**
+     * As {@link #run(PostgresDatabase, String, Body)}, waiting for a pooled connection at most until
+     * {@code deadlineNanos} ({@link System#nanoTime()}; empty: as long as the pool waits). A connection not had by
+     * then is a StoreUnavailableException that says so, within the bound instead of after the pool's own timeout.
+     */
+    static <R> R run(PostgresDatabase db, String what, java.util.OptionalLong deadlineNanos, Body<R> body) {
         JpaUnitOfWork unit;
         try {
-            java.sql.Connection c = db.dataSource().getConnection();
+            java.sql.Connection c;
+            if (deadlineNanos.isEmpty()) {
+                c = db.dataSource().getConnection();
+            } else {
+                long waitMillis = (deadlineNanos.getAsLong() - System.nanoTime()) / 1_000_000;
+                try {
+                    c = db.connection(waitMillis);
+                } catch (java.sql.SQLTransientConnectionException timedOut) {
+                    throw new StoreUnavailableException(what + ": no database connection was free within the wait"
+                            + " bound (" + Math.max(0, waitMillis) + " ms): " + timedOut.getMessage(), timedOut);
+                }
+            }
             try {
                 if (c.getAutoCommit()) { // a data source of the caller's that did not turn it off: never autocommit
                     c.setAutoCommit(false);
