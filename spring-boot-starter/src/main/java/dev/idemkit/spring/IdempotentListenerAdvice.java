@@ -111,6 +111,8 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
         // AUTO acknowledgement: the container acks once this returns normally, so a settled delivery has nothing more
         // to do; a settle that could not be confirmed throws and the container gives the message back
         Delivery delivery = deliveries.adopt(queue, props, message.getBody(), redelivered, () -> { });
+        // on a retry or redrive copy the producer's headers travel nested; the listener reads them where it did first
+        RabbitAdoptedDeliveries.restoreApplicationHeaders(message.getMessageProperties().getHeaders());
         try {
             flows.computeIfAbsent(queue, this::flow).run(delivery, inbox, (m, work) -> proceedOnce(invocation));
             unsettledInARow.set(0);

@@ -76,6 +76,7 @@ class SampleServiceIT {
         registry.add("idemkit.retry.max-delay", () -> "100ms");
         registry.add("idemkit.http.paths", () -> "/payments/**");
         registry.add("idemkit.http.client-header", () -> "X-Client-Id");
+        registry.add("idemkit.http.max-body-size", () -> "64KB");
         registry.add("spring.datasource.hikari.maximum-pool-size", () -> "20");
         registry.add("management.endpoint.health.show-details", () -> "always");
         // this sample is the plain-JDBC service (DataSourceTransactionManager); JpaSampleServiceIT is the JPA one
@@ -230,6 +231,49 @@ class SampleServiceIT {
             assertThat(r.headers().firstValue("Idempotent-Replayed")).isEmpty();
         }
         assertThat(idempotencyRecords(key)).isZero();
+    }
+
+    @Test
+    void twoIdempotencyKeyLinesAreA400InEitherOrderAndChargeNothing() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        String json = "{\"amount\": 7, \"account_id\": \"" + account + "\"}";
+        String k1 = UUID.randomUUID().toString();
+        String k2 = UUID.randomUUID().toString();
+        for (List<String> keys : List.of(List.of(k1, k2), List.of(k2, k1), List.of(k1, k1))) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/payments"))
+                    .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                    .header("X-Client-Id", "client-a").POST(HttpRequest.BodyPublishers.ofString(json));
+            keys.forEach(k -> b.header("Idempotency-Key", k)); // one field line each
+            HttpResponse<byte[]> r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(r.statusCode()).as("keys %s", keys).isEqualTo(400);
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("is a list");
+        }
+        assertThat(charges(account)).isZero();
+        assertThat(post("client-a", k1, json).statusCode()).as("one line of the same key").isEqualTo(201);
+        assertThat(charges(account)).isEqualTo(1);
+    }
+
+    @Test
+    void aBodyOverIdemkitHttpMaxBodySizeIs413BeforeTheHandlerWithOrWithoutItsLength() throws Exception {
+        String account = "acc-" + UUID.randomUUID();
+        String big = "{\"amount\": 9, \"account_id\": \"" + account + "\", \"pad\": \"" + "x".repeat(70_000) + "\"}";
+        HttpResponse<byte[]> declared = post("client-a", UUID.randomUUID().toString(), big);
+        HttpResponse<byte[]> chunked = http.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + "/payments")).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json").header("X-Client-Id", "client-a")
+                .header("Idempotency-Key", UUID.randomUUID().toString())
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(
+                        big.getBytes(StandardCharsets.UTF_8)))).build(), HttpResponse.BodyHandlers.ofByteArray());
+        for (HttpResponse<byte[]> r : List.of(declared, chunked)) {
+            assertThat(r.statusCode()).isEqualTo(413);
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("body-too-large")
+                    .contains("idemkit.http.max-body-size");
+        }
+        assertThat(charges(account)).isZero();
+        String small = "{\"amount\": 9, \"account_id\": \"" + account + "\", \"pad\": \"" + "x".repeat(60_000) + "\"}";
+        assertThat(post("client-a", UUID.randomUUID().toString(), small).statusCode()).as("under the cap")
+                .isEqualTo(201);
+        assertThat(charges(account)).isEqualTo(1);
     }
 
     @Test
@@ -477,6 +521,27 @@ class SampleServiceIT {
         assertThat(dev.idemkit.spring.sample.CreditListener.FLAKY_REDELIVERED.get(id))
                 .as("the last attempt is the retry copy from its bucket, not a broker redelivery").isFalse();
         assertThat(keys(IdempotentListenerAdvice.consumerOf(QUEUE), id)).isEqualTo(1);
+    }
+
+    /**
+     * The listener's copies go through the adapter's one allow-list (issue: a CC naming the listener's own queue
+     * multiplied one poison into hundreds of calls), and the listener reads its headers on a retry where it read them
+     * first (they travel nested on idemkit's copies and are put back before it is called).
+     */
+    @Test
+    void aPoisonWithCcNamingItsOwnQueueIsTriedThreeTimesAndTheListenerSeesItsHeadersOnEveryAttempt() {
+        String id = "cc-poison-" + UUID.randomUUID();
+        MessageProperties p = new MessageProperties();
+        p.setMessageId(id);
+        p.setContentType(MessageProperties.CONTENT_TYPE_TEXT_PLAIN);
+        p.setHeader("CC", List.of(QUEUE));
+        p.setHeader("tenant", "acme");
+        rabbit.send("", QUEUE, new Message("poison".getBytes(StandardCharsets.UTF_8), p));
+        await().atMost(Duration.ofSeconds(30)).until(() -> dead(id));
+        assertThat(deliveries.deadLetterQueue().peek(QUEUE, 100).stream()
+                .filter(e -> id.equals(e.deadLetter().original().rawId()))).as("dead letters").hasSize(1);
+        assertThat(dev.idemkit.spring.sample.CreditListener.CALLS.stream().filter(id::equals)).as("calls").hasSize(3);
+        assertThat(dev.idemkit.spring.sample.CreditListener.TENANTS.get(id)).containsExactly("acme", "acme", "acme");
     }
 
     @Test

@@ -97,9 +97,7 @@ public final class KafkaDeadLetterQueue implements DeadLetterQueue {
             throw new IllegalStateException("dead letter " + deadLetterId + " of " + queue + " is a stub without its"
                     + " body (" + stub + "); it cannot be redriven: republish the original record");
         }
-        Set<String> dropped = new HashSet<>(KafkaWire.DEAD_LETTER_ONLY);
-        dropped.add(KafkaWire.MESSAGE_ID);
-        RecordHeaders headers = KafkaWire.copyWithout(r.headers(), dropped);
+        RecordHeaders headers = KafkaWire.copyHeaders(r.headers());
         String rawId = KafkaWire.last(r.headers(), KafkaWire.MESSAGE_ID);
         if (rawId != null) {
             headers.add(KafkaWire.MESSAGE_ID, KafkaWire.bytes(rawId));

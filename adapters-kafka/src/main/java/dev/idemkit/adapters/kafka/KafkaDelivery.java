@@ -8,9 +8,7 @@ import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.TransportException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -111,7 +109,7 @@ final class KafkaDelivery implements Delivery {
             KafkaSettings settings = subscription.settings();
             Duration bucket = KafkaTopics.bucketFor(settings.retryBuckets(), delay);
             Duration wait = delay.compareTo(bucket) > 0 ? bucket : delay.isNegative() ? Duration.ZERO : delay;
-            RecordHeaders headers = KafkaWire.copyWithout(record.headers(), KafkaWire.RETRY_BOOKKEEPING);
+            RecordHeaders headers = KafkaWire.copyHeaders(record.headers());
             stamp(headers);
             KafkaWire.put(headers, AttemptHistory.HEADER, AttemptHistory.encode(AttemptHistory.append(history, failed)));
             KafkaWire.put(headers, KafkaWire.DUE_AT, Long.toString(System.currentTimeMillis() + wait.toMillis()));
@@ -155,9 +153,7 @@ final class KafkaDelivery implements Delivery {
      * (too large), a stub without the body and the producer's headers, saying where the record still is.
      */
     private void writeDeadLetter(String reason, List<AttemptRecord> attempts) {
-        Set<String> dropped = new HashSet<>(KafkaWire.RETRY_BOOKKEEPING);
-        dropped.addAll(DeadLetterHeaders.DEAD_LETTER);
-        RecordHeaders headers = KafkaWire.copyWithout(record.headers(), dropped);
+        RecordHeaders headers = KafkaWire.copyHeaders(record.headers());
         String dlt = KafkaTopics.deadLetterTopic(subscription.topic());
         try {
             subscription.send(new ProducerRecord<>(dlt, null, record.key(), record.value(),

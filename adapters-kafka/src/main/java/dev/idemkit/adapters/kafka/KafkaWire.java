@@ -2,7 +2,6 @@ package dev.idemkit.adapters.kafka;
 
 import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.AttemptRecord;
-import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
@@ -17,7 +16,9 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *
  * <ul>
  *   <li>{@code message_id} (UTF-8): the idempotency key, the seed's convention;</li>
- *   <li>every other header: the producer's, passed through byte for byte (read as UTF-8 for handlers);</li>
+ *   <li>every other header of a record a producer wrote: the producer's (read as UTF-8 for handlers); on a copy
+ *       idemkit writes, the producer's headers travel under {@code x-idemkit-app.} ({@link #copyHeaders}, the one
+ *       allow-list of what crosses), so that none of them is ever read as one of idemkit's;</li>
  *   <li>on a retry copy (only ever read from this work topic's own retry topics): {@code x-idemkit-attempts}
  *       (AttemptHistory encoding), {@code x-idemkit-due-at} (epoch millis), and where the record first came from,
  *       {@code x-idemkit-origin-partition} and {@code x-idemkit-origin-offset};</li>
@@ -58,25 +59,57 @@ final class KafkaWire {
         return h == null ? null : text(h.value());
     }
 
-    /** Headers as a handler sees them: each name once (the last value), without {@code hidden}. */
+    /**
+     * Headers as a handler sees them: each name once (the last value), without {@code hidden}; on a copy idemkit
+     * wrote (marked {@value #COPY}), the producer's headers are those under {@value #APPLICATION_PREFIX}, with
+     * idemkit's own (a redrive's approval) over them.
+     */
     static Map<String, String> visible(Headers headers, Set<String> hidden) {
         Map<String, String> out = new HashMap<>();
+        boolean copy = headers.lastHeader(COPY) != null;
         for (Header h : headers) {
-            if (!hidden.contains(h.key()) && h.value() != null) {
+            if (copy && h.key().startsWith(APPLICATION_PREFIX) && h.value() != null) {
+                out.put(h.key().substring(APPLICATION_PREFIX.length()), text(h.value()));
+            }
+        }
+        for (Header h : headers) {
+            if (!hidden.contains(h.key()) && !h.key().equals(COPY) && !(copy && h.key().startsWith(APPLICATION_PREFIX))
+                    && h.value() != null) {
                 out.put(h.key(), text(h.value()));
             }
         }
         return out;
     }
 
-    /** A copy of {@code headers} without {@code dropped}, raw bytes kept. */
-    static RecordHeaders copyWithout(Headers headers, Set<String> dropped) {
+    /**
+     * On a copy idemkit writes (a retry, a dead letter, a redrive): each of the producer's headers under this prefix,
+     * bytes, order and repeats kept, so that nothing a producer wrote is ever read as one of idemkit's headers (a
+     * producer's {@code x-idemkit-body-dropped} would make its dead letter a stub that cannot be redriven).
+     */
+    static final String APPLICATION_PREFIX = "x-idemkit-app.";
+
+    /** On every copy idemkit writes: marks it as one, so that its producer's headers are those under the prefix. */
+    static final String COPY = "x-idemkit-copy";
+
+    /**
+     * The one allow-list of what crosses from a received record into a copy idemkit writes: its key, value and the
+     * producer's headers, each under {@value #APPLICATION_PREFIX}, and the {@value #COPY} mark. The copy then writes
+     * idemkit's own headers (the message id, attempts, due time, origin, group, dead-letter or redrive headers);
+     * nothing else crosses. The producer's headers of a record are those under the prefix when it carries the mark
+     * (a copy idemkit wrote), else every header but the message id and idemkit's own {@code x-idemkit-} names (a
+     * producer's record, or a copy written before copies were marked); so copying a copy changes nothing.
+     */
+    static RecordHeaders copyHeaders(Headers received) {
         RecordHeaders out = new RecordHeaders();
-        for (Header h : headers) {
-            if (!dropped.contains(h.key())) {
-                out.add(h.key(), h.value());
+        boolean copy = received.lastHeader(COPY) != null;
+        for (Header h : received) {
+            String name = h.key();
+            if (copy ? name.startsWith(APPLICATION_PREFIX)
+                    : !name.equals(MESSAGE_ID) && !name.startsWith("x-idemkit-")) {
+                out.add(copy ? name : APPLICATION_PREFIX + name, h.value());
             }
         }
+        out.add(COPY, bytes("1"));
         return out;
     }
 
@@ -98,17 +131,5 @@ final class KafkaWire {
         }
         String cut = raw.length() > 80 ? raw.substring(0, 80) + "..." : raw;
         return cut.replaceAll("[^\\x21-\\x7E]", "?");
-    }
-
-    /** The dead-letter headers that a redriven copy must not carry, plus the origin coordinates. */
-    static final Set<String> DEAD_LETTER_ONLY;
-
-    static {
-        java.util.HashSet<String> s = new java.util.HashSet<>(DeadLetterHeaders.DEAD_LETTER);
-        s.add(ORIGIN_PARTITION);
-        s.add(ORIGIN_OFFSET);
-        s.add(DUE_AT);
-        s.add(GROUP);
-        DEAD_LETTER_ONLY = Set.copyOf(s);
     }
 }

@@ -122,6 +122,49 @@ class KafkaSettleFailuresIT extends KafkaITBase {
     }
 
     /**
+     * What a producer writes crosses into idemkit's copies only as data (KafkaWire.copyHeaders), and idemkit's reserved
+     * x-idemkit- names not at all: before, a producer's x-idemkit-body-dropped header travelled into the dead letter
+     * at the top, where it made the dead letter a stub that could never be redriven.
+     */
+    @Test
+    void aProducersIdemkitNamedHeadersAreDataOnItsCopiesAndItsDeadLetterIsRedriven() throws Exception {
+        KafkaMessageTransport t = transport(KafkaBroker.shared().settings().withPartitions(1));
+        String topic = topic("forged-names");
+        t.declare(topic);
+        RecordHeaders h = new RecordHeaders();
+        h.add(KafkaWire.MESSAGE_ID, bytes("forged-1"));
+        h.add(KafkaWire.BODY_DROPPED, bytes("0 bytes, says the producer"));
+        h.add(dev.idemkit.domain.deadletter.DeadLetterHeaders.REASON, bytes("the producer's reason"));
+        h.add("tenant", bytes("acme"));
+        raw.send(new ProducerRecord<byte[], byte[]>(topic, null, (byte[]) null, bytes("{\"n\":1}"), h)).get();
+        List<Delivery> seen = new CopyOnWriteArrayList<>();
+        subscriptions.add(t.subscribe(topic, d -> {
+            seen.add(d);
+            if (d.message().headers().containsKey(dev.idemkit.domain.deadletter.DeadLetterHeaders.REDRIVE_APPROVED_BY)) {
+                d.ack();
+            } else if (d.attempt() == 1) {
+                d.retryAfter(Duration.ofMillis(100), new AttemptRecord(1, Instant.now(), "once"));
+            } else {
+                d.deadLetter("non-retryable: needs a fix", new AttemptRecord(d.attempt(), Instant.now(), "fix"));
+            }
+        }));
+        Eventually.await(PATIENCE, "a dead letter", () -> t.deadLetters().depth(topic) == 1);
+        var entry = t.deadLetters().peek(topic, 1).get(0);
+        assertThat(entry.deadLetter().reason()).isEqualTo("non-retryable: needs a fix");
+        assertThat(entry.deadLetter().original().headers()).containsEntry("tenant", "acme")
+                .doesNotContainKey(KafkaWire.BODY_DROPPED);
+        assertThat(seen.get(1).message().headers()).as("the retry copy: the producer's headers, its reserved names not")
+                .containsEntry("tenant", "acme").doesNotContainKey(KafkaWire.BODY_DROPPED);
+        assertThat(t.deadLetters().redrive(topic, entry.id(), new dev.idemkit.domain.deadletter.Approval("ops",
+                "fixed", Instant.now()))).as("a dead letter with its body is redriven, whatever the producer wrote")
+                .isTrue();
+        Eventually.await(PATIENCE, "the redriven delivery", () -> seen.size() == 3);
+        assertThat(seen.get(2).message().rawId()).isEqualTo("forged-1");
+        assertThat(seen.get(2).message().body()).isEqualTo(bytes("{\"n\":1}"));
+        assertThat(seen.get(2).message().headers()).containsEntry("tenant", "acme");
+    }
+
+    /**
      * Review finding: a late give-back of a later record while the partition re-fetches after an earlier one must not
      * drop the records queued below it. Here m-20 was given back (it comes back only through the re-fetch), the
      * re-fetch queues it behind a handler that is busy with m-15, and then m-30's first delivery is given back.

@@ -4,6 +4,7 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.LongString;
 import dev.idemkit.adapters.rabbit.RabbitDeadLetter.BrokerDeath;
 import dev.idemkit.domain.Message;
+import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.domain.deadletter.AttemptRecord;
@@ -14,6 +15,7 @@ import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,10 +35,22 @@ final class AmqpMessages {
     /** Set by a quorum queue on a redelivery: how often the broker delivered this copy before; the broker's, not the producer's. */
     static final String DELIVERY_COUNT = "x-delivery-count";
     static final int MAX_REASON_LENGTH = 1000;
+    /**
+     * On a copy idemkit publishes: the producer's own headers, nested in this one table, where neither the broker nor
+     * a plugin nor idemkit looks (a {@code CC}, {@code BCC} or {@code x-delay} there is data, not routing).
+     */
+    static final String APPLICATION_HEADERS = "x-idemkit-headers";
+    /**
+     * The one allow-list of the headers that cross from a received message into a copy idemkit publishes (a retry, a
+     * dead letter, a redrive): the producer's headers as one table, and the broker's death records, moved by the cycle
+     * rule of {@link #copyHeaders}. idemkit's own headers are then written by the copy, never carried over; nothing
+     * else crosses. The properties' allow-list is {@link #copy}.
+     */
+    static final Set<String> CROSSING_HEADERS = Set.of(APPLICATION_HEADERS, X_DEATH, EARLIER_DEATHS);
 
     /** Transport bookkeeping, not the producer's headers: hidden from {@link Message#headers()}. */
     private static final Set<String> INTERNAL = Set.of(AttemptHistory.HEADER, REASON, ORIGIN_QUEUE, DEAD_LETTERED_AT,
-            DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG, X_DEATH, EARLIER_DEATHS, DELIVERY_COUNT);
+            DEAD_LETTER_ID, ConfirmingPublisher.PUBLISH_TAG, X_DEATH, EARLIER_DEATHS, DELIVERY_COUNT, APPLICATION_HEADERS);
 
     private static final Logger LOG = LoggerFactory.getLogger(AmqpMessages.class);
 
@@ -52,9 +66,47 @@ final class AmqpMessages {
                 .build();
     }
 
-    /** The message as handlers see it: the producer's headers as strings, without transport bookkeeping. */
+    /**
+     * The message as handlers see it: the producer's headers as strings (on a copy, those of its
+     * {@value #APPLICATION_HEADERS} table, with idemkit's redrive headers over them), without transport bookkeeping.
+     */
     static Message toMessage(AMQP.BasicProperties props, byte[] body, String queue) {
-        return new Message(props.getMessageId(), body, userHeaders(props.getHeaders()), queue);
+        Map<String, String> visible = new HashMap<>();
+        if (props.getHeaders() != null && props.getHeaders().get(APPLICATION_HEADERS) instanceof Map<?, ?> nested) {
+            visible.putAll(userHeaders(strings(nested)));
+        }
+        visible.putAll(userHeaders(props.getHeaders()));
+        return new Message(props.getMessageId(), body, visible, queue);
+    }
+
+    /**
+     * The producer's headers of a received message: the {@value #APPLICATION_HEADERS} table of a copy idemkit
+     * published (every copy has one, empty or not), or else every header but the broker's records of deaths and
+     * deliveries and idemkit's own bookkeeping names. This is what a copy carries in its own table, so that copying a
+     * copy changes nothing.
+     */
+    static Map<String, Object> applicationHeaders(Map<String, Object> headers) {
+        if (headers == null) {
+            return new HashMap<>();
+        }
+        if (headers.get(APPLICATION_HEADERS) instanceof Map<?, ?> nested) {
+            return strings(nested);
+        }
+        // a producer's message, or a copy written before copies nested them: the broker's records and idemkit's own
+        // bookkeeping names are not the producer's data
+        Map<String, Object> out = new HashMap<>();
+        headers.forEach((name, value) -> {
+            if (!INTERNAL.contains(name) && !name.startsWith("x-first-death-") && !name.startsWith("x-last-death-")) {
+                out.put(name, value);
+            }
+        });
+        return out;
+    }
+
+    private static Map<String, Object> strings(Map<?, ?> table) {
+        Map<String, Object> out = new HashMap<>();
+        table.forEach((name, value) -> out.put(String.valueOf(name), value));
+        return out;
     }
 
     static Map<String, String> userHeaders(Map<String, Object> headers) {
@@ -109,10 +161,18 @@ final class AmqpMessages {
      * the hold queue stay in {@code x-death}.
      */
     static Map<String, Object> copyHeaders(AMQP.BasicProperties props, String queue) {
-        Map<String, Object> headers = mutableHeaders(props);
-        if (!(headers.get(X_DEATH) instanceof List<?> deaths)) {
+        Map<String, Object> received = props.getHeaders() == null ? Map.of() : props.getHeaders();
+        Map<String, Object> headers = new HashMap<>();
+        // always, empty or not: the table is what marks a copy, so that a copy of a copy never takes idemkit's own
+        // headers for the producer's
+        headers.put(APPLICATION_HEADERS, applicationHeaders(received));
+        if (received.get(APPLICATION_HEADERS) instanceof Map<?, ?> && received.get(EARLIER_DEATHS) instanceof List<?> earlier) {
+            headers.put(EARLIER_DEATHS, earlier); // idemkit's, on one of its copies; a producer's is not carried
+        }
+        if (!(received.get(X_DEATH) instanceof List<?> deaths)) {
             return headers;
         }
+        headers.put(X_DEATH, deaths);
         Set<String> cycling = Set.of(queue, RabbitTopology.deadLetterQueue(queue));
         List<Object> kept = new ArrayList<>();
         List<Object> moved = new ArrayList<>();
@@ -196,24 +256,40 @@ final class AmqpMessages {
     }
 
     /**
-     * The same properties with {@code headers}, plus an {@code expiration} when {@code expirationMillis >= 0}, and without
-     * the producer's {@code user_id}: the broker checks it against the publishing connection's user, and idemkit's is
-     * another, so a copy keeping it would be refused every time (the delivery never settled, given back for ever).
+     * The copy of a dead letter of {@code queue} that a redrive returns to it: the producer's headers and the deaths as
+     * every copy, idemkit's redrive headers (who approved, why, when, the dead letter's reason), no dead-letter or
+     * attempt headers: the redriven message starts its attempts again.
      */
-    static AMQP.BasicProperties copy(AMQP.BasicProperties props, Map<String, Object> headers, long expirationMillis) {
-        AMQP.BasicProperties.Builder b = props.builder().headers(headers).userId(null);
-        b.expiration(expirationMillis >= 0 ? Long.toString(expirationMillis) : null);
-        if (props.getDeliveryMode() == null || props.getDeliveryMode() != 2) {
-            b.deliveryMode(2);
-        }
-        return b.build();
+    static AMQP.BasicProperties redriveCopy(AMQP.BasicProperties props, String queue, Approval approval) {
+        Map<String, Object> headers = copyHeaders(props, queue);
+        Optional<String> reason = Optional.ofNullable(props.getHeaders() == null ? null
+                : text(props.getHeaders().get(REASON)));
+        headers.putAll(DeadLetterHeaders.redrive(approval, reason));
+        return copy(props, headers, -1);
     }
 
-    /** The headers to give a copy: all of them but the delivery count, which belongs to the copy the broker delivered. */
-    static Map<String, Object> mutableHeaders(AMQP.BasicProperties props) {
-        Map<String, Object> headers = props.getHeaders() == null ? new HashMap<>() : new HashMap<>(props.getHeaders());
-        headers.remove(DELIVERY_COUNT);
-        return headers;
+    /**
+     * The properties of a copy: the allow-list of what crosses (the message id, content type and encoding,
+     * correlation id, reply-to, type, app id, priority and timestamp), with {@code headers}, persistent, and an
+     * {@code expiration} only when {@code expirationMillis >= 0}. Nothing else crosses: not the producer's
+     * {@code user_id} (the broker checks it against the publishing connection's user, and idemkit's is another, so a
+     * copy keeping it would be refused every time), its expiration, nor its cluster id.
+     */
+    static AMQP.BasicProperties copy(AMQP.BasicProperties props, Map<String, Object> headers, long expirationMillis) {
+        return new AMQP.BasicProperties.Builder()
+                .messageId(props.getMessageId())
+                .contentType(props.getContentType())
+                .contentEncoding(props.getContentEncoding())
+                .correlationId(props.getCorrelationId())
+                .replyTo(props.getReplyTo())
+                .type(props.getType())
+                .appId(props.getAppId())
+                .priority(props.getPriority())
+                .timestamp(props.getTimestamp())
+                .deliveryMode(2)
+                .headers(headers)
+                .expiration(expirationMillis >= 0 ? Long.toString(expirationMillis) : null)
+                .build();
     }
 
     /** Ids from the wire may hold anything: never let one forge a log line. */

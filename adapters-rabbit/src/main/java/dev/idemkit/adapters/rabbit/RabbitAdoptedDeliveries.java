@@ -92,6 +92,22 @@ public final class RabbitAdoptedDeliveries implements AutoCloseable {
     }
 
     /**
+     * Gives the headers of a received message (a Spring {@code MessageProperties}' map, changed in place) back the
+     * shape the producer sent: on a copy idemkit published (a retry, a redrive), the producer's headers travel in one
+     * table of their own, where no broker feature reads them; they are put back beside idemkit's headers (never over
+     * one of the same name) and the table is removed. A first delivery is left as it is. Call it before a listener
+     * sees the message, so that its {@code @Header} parameters read on a retry what they read on the first attempt.
+     */
+    public static void restoreApplicationHeaders(java.util.Map<String, Object> headers) {
+        if (headers == null || !headers.containsKey(AmqpMessages.APPLICATION_HEADERS)) {
+            return;
+        }
+        java.util.Map<String, Object> application = AmqpMessages.applicationHeaders(headers);
+        headers.remove(AmqpMessages.APPLICATION_HEADERS);
+        application.forEach(headers::putIfAbsent);
+    }
+
+    /**
      * The arguments to declare a consumer's own work queue {@code queue} with, so that what the broker dead-letters from
      * it (a quorum queue's delivery limit, a reject without requeue) reaches idemkit's dead-letter queue, with
      * {@code x-death}, instead of being dropped: {@code x-dead-letter-exchange=Q.dlx},

@@ -5,7 +5,6 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import dev.idemkit.domain.deadletter.Approval;
-import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeadLetterEntry;
@@ -15,7 +14,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -112,8 +110,7 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
             }
             // back to the queue whose DLQ this is: never to a queue named by a header, which a producer can write
             declarations.ensureForRedrive(queue);
-            publishConfirmed(ch, queue, AmqpMessages.copy(got.getProps(), redriveHeaders(got.getProps(), approval, queue),
-                    -1), got.getBody());
+            publishConfirmed(ch, queue, AmqpMessages.redriveCopy(got.getProps(), queue, approval), got.getBody());
             ch.basicAck(got.getEnvelope().getDeliveryTag(), false);
             moved.set(true);
             LOG.info("decision=redrive dead_letter={} origin_queue={} message_id={} approved_by=\"{}\"",
@@ -138,14 +135,6 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
         }
     }
 
-    private static Map<String, Object> redriveHeaders(AMQP.BasicProperties props, Approval approval, String queue) {
-        Map<String, Object> headers = AmqpMessages.copyHeaders(props, queue);
-        Optional<String> reason = Optional.ofNullable(AmqpMessages.text(headers.get(AmqpMessages.REASON)));
-        DeadLetterHeaders.DEAD_LETTER.forEach(headers::remove);
-        headers.remove(ConfirmingPublisher.PUBLISH_TAG);
-        headers.putAll(DeadLetterHeaders.redrive(approval, reason));
-        return headers;
-    }
 
     private void publishConfirmed(Channel ch, String queue, AMQP.BasicProperties props, byte[] body) throws IOException {
         AtomicBoolean returned = new AtomicBoolean();

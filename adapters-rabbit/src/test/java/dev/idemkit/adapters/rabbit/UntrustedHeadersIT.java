@@ -127,6 +127,45 @@ class UntrustedHeadersIT extends RabbitITBase {
         }
     }
 
+    /**
+     * CC and BCC (sender-selected distribution) route the producer's own publish; a copy idemkit publishes carries the
+     * producer's headers only as data (AmqpMessages.CROSSING_HEADERS). Before, every retry copy of a poison with CC
+     * naming its own queue was routed there as well, and each of those failed and multiplied again (938-1,300 handler
+     * calls for one message of 3 attempts), and CC naming another queue leaked every copy there.
+     */
+    @Test
+    void aPoisonWithCcAndBccIsTriedAsItsPolicySaysDeadLetteredOnceAndLeaksNoCopy() throws Exception {
+        String queue = queue("cc-poison");
+        String other = queue("cc-other");
+        String hidden = queue("bcc-other");
+        AtomicInteger calls = new AtomicInteger();
+        List<Map<String, String>> seenHeaders = new CopyOnWriteArrayList<>();
+        Consumers consumers = new Consumers();
+        subscribe(transport, queue, consumers.runtime(ConsumerSettings.defaults("cc-poison")
+                .withRetryPolicy(Consumers.quickRetries()), (message, work) -> {
+                    calls.incrementAndGet();
+                    seenHeaders.add(message.headers());
+                    throw new IllegalStateException("poison");
+                }));
+        try (Channel ch = raw.createChannel()) {
+            ch.basicPublish("", queue, new AMQP.BasicProperties.Builder().messageId("cc-1").deliveryMode(2)
+                    .headers(Map.of("CC", List.of(queue, other), "BCC", List.of(hidden), "tenant", "acme")).build(),
+                    "{\"poison\":true}".getBytes(StandardCharsets.UTF_8));
+        }
+        Eventually.await(PATIENCE, "the dead letter", () -> transport.deadLetterQueue().depth(queue) >= 1);
+        Eventually.await(PATIENCE, "nothing left in the queue, its retry buckets or its hold queue",
+                () -> waiting(queue) == 0);
+        int attempts = Consumers.quickRetries().maxAttempts();
+        assertThat(calls.get()).as("handler calls").isEqualTo(attempts);
+        assertThat(transport.deadLetterQueue().depth(queue)).as("dead letters").isEqualTo(1);
+        assertThat(ready(other)).as("the producer's CC copy, and no copy of idemkit's").isEqualTo(1);
+        assertThat(ready(hidden)).as("the producer's BCC copy, and no copy of idemkit's").isEqualTo(1);
+        assertThat(seenHeaders).as("the producer's headers, as data, on every attempt").hasSize(attempts)
+                .allSatisfy(h -> assertThat(h).containsEntry("tenant", "acme"));
+        RabbitDeadLetter dead = transport.deadLetterQueue().inspect(queue, 10).get(0);
+        assertThat(dead.entry().deadLetter().original().headers()).containsEntry("tenant", "acme");
+    }
+
     @Test
     void anAttemptHistoryThatTheProducerSetIsNotTakenForAttempts() throws Exception {
         String queue = queue("forged-attempts");
@@ -144,5 +183,18 @@ class UntrustedHeadersIT extends RabbitITBase {
         Eventually.await(PATIENCE, "the delivery", () -> !seen.isEmpty());
         assertThat(seen.get(0).attempt()).isEqualTo(1);
         assertThat(seen.get(0).history()).isEmpty();
+    }
+
+    /** Ready messages of {@code queue}, its retry buckets and its hold queue. */
+    private long waiting(String queue) {
+        try {
+            long n = ready(queue) + dev.idemkit.testsupport.TestRabbit.readyOrZero(raw, RabbitTopology.holdQueue(queue));
+            for (int bucket : RabbitTopology.allBuckets()) {
+                n += dev.idemkit.testsupport.TestRabbit.readyOrZero(raw, RabbitTopology.retryQueue(queue, bucket));
+            }
+            return n;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 }

@@ -156,13 +156,13 @@ public final class SqsDeadLetterQueue implements DeadLetterQueue, AutoCloseable 
         Map<String, String> headers = new HashMap<>(SqsWire.headers(m.messageAttributes()));
         DeadLetterHeaders.DEAD_LETTER.forEach(headers::remove); // a redriven copy carries none (packed ones included)
         boolean ours = !m.attributes().containsKey(MessageSystemAttributeName.DEAD_LETTER_QUEUE_SOURCE_ARN);
-        headers.putAll(DeadLetterHeaders.redrive(approval,
-                ours ? SqsDeadLetters.reason(m.messageAttributes()) : java.util.Optional.empty()));
+        Map<String, String> redrive = DeadLetterHeaders.redrive(approval,
+                ours ? SqsDeadLetters.reason(m.messageAttributes()) : java.util.Optional.empty());
         boolean base64 = m.messageAttributes().containsKey(SqsWire.BODY_ENCODING);
         // back to the queue whose DLQ this is, whatever the message's attributes claim
         SendMessageRequest.Builder send = SendMessageRequest.builder().queueUrl(ctx.queues.existingWorkQueue(queue))
-                .messageBody(m.body()).messageAttributes(SqsWire.encode(
-                        SqsWire.string(m.messageAttributes(), SqsWire.MESSAGE_ID), headers, base64, Map.of()));
+                .messageBody(m.body()).messageAttributes(SqsWire.encodeCopy(
+                        SqsWire.string(m.messageAttributes(), SqsWire.MESSAGE_ID), headers, base64, redrive));
         if (SqsQueues.isFifo(queue)) {
             String group = m.attributes().get(MessageSystemAttributeName.MESSAGE_GROUP_ID);
             send.messageGroupId(group == null ? SqsDelivery.DEFAULT_GROUP : group).messageDeduplicationId(

@@ -147,7 +147,7 @@ final class SqsDelivery implements Delivery {
         boolean base64 = raw.messageAttributes().containsKey(SqsWire.BODY_ENCODING);
         String dlqUrl = ctx.queues.deadLetterQueue(queue);
         SendMessageRequest.Builder send = SendMessageRequest.builder().queueUrl(dlqUrl).messageBody(raw.body())
-                .messageAttributes(SqsWire.encode(message.rawId(), message.headers(), base64, extras));
+                .messageAttributes(SqsWire.encodeCopy(message.rawId(), message.headers(), base64, extras));
         if (SqsQueues.isFifo(queue)) {
             String group = raw.attributes().get(MessageSystemAttributeName.MESSAGE_GROUP_ID);
             send.messageGroupId(group == null ? DEFAULT_GROUP : group)

@@ -29,7 +29,8 @@ import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
  *       without forbidden characters); the body is then Base64 text.</li>
  *   <li>dead letters add the domain's {@code DeadLetterHeaders}: {@code x-idemkit-origin-queue},
  *       {@code x-idemkit-dead-letter-reason}, {@code x-idemkit-attempts} ({@code AttemptHistory} encoding) and
- *       {@code x-idemkit-dead-lettered-at}; a redriven copy carries the redrive headers instead (as headers).</li>
+ *       {@code x-idemkit-dead-lettered-at}; a redriven copy carries the redrive headers instead. On both copies the
+ *       producer's headers are always packed ({@link #encodeCopy}, the allow-list of what crosses).</li>
  * </ul>
  */
 final class SqsWire {
@@ -138,23 +139,40 @@ final class SqsWire {
         if (fits) {
             headers.forEach((k, v) -> out.put(k, text(v)));
         } else if (!headers.isEmpty()) {
-            try {
-                out.put(HEADERS, text(JSON.writeValueAsString(new TreeMap<>(headers))));
-            } catch (JsonProcessingException e) {
-                throw new IllegalStateException("a map of strings always serialises", e);
-            }
+            out.put(HEADERS, packed(headers));
         }
         return out;
     }
 
-    /** The user headers of a received message: every non-reserved String attribute, plus the packed ones. */
+    /**
+     * The attributes of a copy idemkit sends (a dead letter, a redrive). The one allow-list of what crosses from the
+     * received message: its id, the body encoding flag, and the producer's headers, always packed in
+     * {@value #HEADERS} (never attributes of their own, so none is read as one of idemkit's); then the copy's own
+     * {@code extras}. Nothing else crosses.
+     */
+    static Map<String, MessageAttributeValue> encodeCopy(String rawId, Map<String, String> headers, boolean base64,
+            Map<String, String> extras) {
+        Map<String, MessageAttributeValue> out = encode(rawId, Map.of(), base64, extras);
+        if (!headers.isEmpty()) {
+            out.put(HEADERS, packed(headers));
+        }
+        return out;
+    }
+
+    private static MessageAttributeValue packed(Map<String, String> headers) {
+        try {
+            return text(JSON.writeValueAsString(new TreeMap<>(headers)));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a map of strings always serialises", e);
+        }
+    }
+
+    /**
+     * The user headers of a received message: the packed ones, and over them every non-reserved String attribute
+     * (on a copy, idemkit's redrive headers).
+     */
     static Map<String, String> headers(Map<String, MessageAttributeValue> attributes) {
         Map<String, String> headers = new HashMap<>();
-        attributes.forEach((k, v) -> {
-            if (!RESERVED.contains(k) && v.stringValue() != null) {
-                headers.put(k, v.stringValue());
-            }
-        });
         MessageAttributeValue packed = attributes.get(HEADERS);
         if (packed != null && packed.stringValue() != null) {
             try {
@@ -168,6 +186,11 @@ final class SqsWire {
                 headers.put(HEADERS, packed.stringValue());
             }
         }
+        attributes.forEach((k, v) -> {
+            if (!RESERVED.contains(k) && v.stringValue() != null) {
+                headers.put(k, v.stringValue());
+            }
+        });
         return headers;
     }
 

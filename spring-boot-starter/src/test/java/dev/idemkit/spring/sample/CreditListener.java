@@ -39,11 +39,16 @@ public class CreditListener {
     /** Ids of "until-fixed:" messages whose downstream problem an operator fixed: they credit from then on. */
     public static final java.util.Set<String> FIXED = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+    /** Per message id: the "tenant" header each call saw (null when it had none). */
+    public static final java.util.Map<String, java.util.List<String>> TENANTS = new java.util.concurrent.ConcurrentHashMap<>();
+
     @RabbitListener(id = "credits", queues = "${sample.queue}")
     public void onCredit(String body, @Header(name = AmqpHeaders.MESSAGE_ID, required = false) String messageId,
-            org.springframework.amqp.core.Message raw) {
+            @Header(name = "tenant", required = false) String tenant, org.springframework.amqp.core.Message raw) {
         if (messageId != null) {
             CALLS.add(messageId);
+            TENANTS.computeIfAbsent(messageId, id -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                    .add(String.valueOf(tenant));
         }
         Boolean redelivered = raw.getMessageProperties().isRedelivered();
         if (body.startsWith("poison")) {
