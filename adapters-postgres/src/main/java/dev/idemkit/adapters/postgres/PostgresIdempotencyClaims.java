@@ -34,6 +34,8 @@ import java.util.UUID;
 public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUnitOfWork> {
     private static final String LOCK_NOT_AVAILABLE = "55P03";
     static final String SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
+    static final String SWAP_LOCK_TIMEOUT = "WITH previous AS MATERIALIZED (SELECT current_setting('lock_timeout') AS v)"
+            + " SELECT v, set_config('lock_timeout', ?, true) FROM previous";
 
     private final PostgresDatabase db;
 
@@ -89,8 +91,7 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
             ClaimUnit unit) throws SQLException {
         // what is left of the wait once a connection is in hand (waiting for one counts against it)
         long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-        String previous = currentLockTimeout(c);
-        setLockTimeout(c, leftMillis + "ms");
+        String previous = swapLockTimeout(c, leftMillis + "ms");
         Optional<Begin> claim;
         try {
             claim = PostgresIdempotencyRecords.claimOrRead(c, key, fingerprint, UUID.randomUUID().toString(),
@@ -129,11 +130,17 @@ public final class PostgresIdempotencyClaims implements IdempotencyClaims<JpaUni
         }
     }
 
-    private static String currentLockTimeout(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT current_setting('lock_timeout')");
-                java.sql.ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getString(1);
+    /**
+     * Sets {@code lock_timeout} for the rest of the transaction and returns what it was, in one round trip: the
+     * materialized CTE reads the setting when it is scanned, before the outer row's set_config runs.
+     */
+    private static String swapLockTimeout(Connection c, String value) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(SWAP_LOCK_TIMEOUT)) {
+            ps.setString(1, value);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
         }
     }
 

@@ -97,29 +97,17 @@ public final class DeliveryFlow {
 
         @Override
         public void decided(Decision decision, Duration storeLatency) {
-            try {
-                inner.decided(decision, storeLatency);
-            } catch (RuntimeException e) {
-                hookFailed("decided", e);
-            }
+            guarded("decided", () -> inner.decided(decision, storeLatency));
         }
 
         @Override
         public void failed(Throwable failure) {
-            try {
-                inner.failed(failure);
-            } catch (RuntimeException e) {
-                hookFailed("failed", e);
-            }
+            guarded("failed", () -> inner.failed(failure));
         }
 
         @Override
         public void abandoned(Throwable cause) {
-            try {
-                inner.abandoned(cause);
-            } catch (RuntimeException e) {
-                hookFailed("abandoned", e);
-            }
+            guarded("abandoned", () -> inner.abandoned(cause));
         }
 
         @Override
@@ -131,13 +119,15 @@ public final class DeliveryFlow {
                 hookFailed("enter", e);
                 return ConsumerEvents.Scope.NONE;
             }
-            return () -> {
-                try {
-                    scope.close();
-                } catch (RuntimeException e) {
-                    hookFailed("exit", e);
-                }
-            };
+            return () -> guarded("exit", scope::close);
+        }
+
+        private static void guarded(String hook, Runnable call) {
+            try {
+                call.run();
+            } catch (RuntimeException e) {
+                hookFailed(hook, e);
+            }
         }
     }
 
