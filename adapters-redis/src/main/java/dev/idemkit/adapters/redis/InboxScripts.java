@@ -54,49 +54,7 @@ final class InboxScripts {
      * itself); the earlier writes are applied, and the key holds {@code X:<fingerprint>} without a TTL: it was marked
      * before the first staged write, so no redelivery ever runs the unit again until an operator deletes the key.
      */
-    static final String COMPLETE = """
-            local family = {SET='string', INCRBY='string', HSET='hash', HINCRBY='hash', SADD='set'}
-            local function isint(v) return v == '0' or (#v <= 20 and string.match(v, '^%-?[1-9]%d*$') ~= nil) end
-            local function failed(r) return type(r) == 'table' and r['err'] end
-            local function check(k, a, n)
-              local types, vals, cleared = {}, {}, {}
-              for i = 1, n do
-                local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
-                local t = types[sk]
-                if not t then
-                  local r = redis.pcall('TYPE', sk)
-                  if failed(r) then return 'REFUSED ' .. r['err'] end
-                  t = r['ok']
-                end
-                if op ~= 'DEL' and not family[op] then return 'BADOP ' .. i end
-                if op == 'DEL' or op == 'SET' then
-                  -- SET replaces a key of any type, like DEL then a write
-                  types[sk], vals[sk], cleared[sk] = (op == 'SET' and 'string' or 'none'), (op == 'SET' and x or false), true
-                  for c in pairs(vals) do
-                    if string.sub(c, 1, #sk + 1) == sk .. ' ' then vals[c] = nil end
-                  end
-                else
-                  if t ~= 'none' and t ~= family[op] then return 'WRONGTYPE ' .. i end
-                  types[sk] = family[op]
-                  if op == 'HSET' then vals[sk .. ' ' .. x] = y
-                  elseif op == 'INCRBY' or op == 'HINCRBY' then
-                    local c = op == 'INCRBY' and sk or (sk .. ' ' .. x)
-                    local v = vals[c]
-                    if v == nil then
-                      if cleared[sk] or t == 'none' then v = false
-                      elseif op == 'INCRBY' then v = redis.pcall('GET', sk)
-                      else v = redis.pcall('HGET', sk, x) end
-                      if failed(v) then return 'REFUSED ' .. v['err'] end
-                    end
-                    if type(v) == 'string' and not isint(v) then return 'NOTINT ' .. i end
-                    local sum = (v and tonumber(v) or 0) + tonumber(op == 'INCRBY' and x or y)
-                    if math.abs(sum) >= 9.2e18 then return 'OVERFLOW ' .. i end
-                    vals[c] = sum
-                  end
-                end
-              end
-              return 'OK'
-            end
+    static final String COMPLETE = StagedWriteScripts.FUNCTIONS + """
             local function apply(k, a, n, key, expected, done)
               if n > 0 then
                 -- marked first (keeping the claim's TTL): should a staged write fail, the key already says
@@ -104,16 +62,7 @@ final class InboxScripts {
                 local m = redis.pcall('SET', key, 'X:' .. string.sub(done, 3), 'KEEPTTL')
                 if failed(m) then return 'REFUSED ' .. m['err'] end
                 for i = 1, n do
-                  local sk, op, x, y = KEYS[k + i], ARGV[a + 3 * i], ARGV[a + 3 * i + 1], ARGV[a + 3 * i + 2]
-                  local r
-                  if op == 'SET' then
-                    if y == '' then r = redis.pcall('SET', sk, x) else r = redis.pcall('SET', sk, x, 'PX', y) end
-                  elseif op == 'INCRBY' then r = redis.pcall('INCRBY', sk, x)
-                  elseif op == 'HSET' then r = redis.pcall('HSET', sk, x, y)
-                  elseif op == 'HINCRBY' then r = redis.pcall('HINCRBY', sk, x, y)
-                  elseif op == 'SADD' then r = redis.pcall('SADD', sk, x)
-                  elseif op == 'DEL' then r = redis.pcall('DEL', sk)
-                  end
+                  local r = write(k, a, i)
                   if failed(r) then
                     if i == 1 then -- nothing of the unit applied: take the mark back
                       if expected == '' then redis.pcall('DEL', key) else redis.pcall('SET', key, expected, 'KEEPTTL') end

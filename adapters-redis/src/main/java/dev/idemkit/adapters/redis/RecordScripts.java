@@ -63,6 +63,69 @@ final class RecordScripts {
             return 1
             """;
 
+    /**
+     * complete with staged writes. KEYS[1] the record, KEYS[1 + i] staged write i's key; ARGV fence, st, h, b, ttl ms,
+     * n, then (op, x, y) per staged write ({@link StagedWriteScripts}). Only while the claim is ours: checks every
+     * write first, then applies them, then completes the record, all in this one script. Returns {@code OK};
+     * {@code LOST} (not ours: nothing written); a check's refusal ({@code WRONGTYPE i}, {@code NOTINT i},
+     * {@code OVERFLOW i}, {@code REFUSED <error>}: nothing written, and the claim released, so a retry may run); or {@code PARTIAL i <error>} when write i failed
+     * although the check passed (an ACL; i = n + 1 is the completion itself): the earlier writes stay, and the record
+     * stays in progress without a TTL (field {@code x} names i), so no retry runs the effect again until an operator
+     * deletes it.
+     */
+    static final String COMPLETE_STAGED = STAMP + StagedWriteScripts.FUNCTIONS + OURS + """
+            if not ours then return 'LOST' end
+            local n = tonumber(ARGV[6])
+            local verdict = check(1, 4, n)
+            if verdict ~= 'OK' then
+              redis.call('DEL', KEYS[1])
+              return verdict
+            end
+            local function partial(i, err)
+              redis.pcall('PERSIST', KEYS[1])
+              redis.pcall('HSET', KEYS[1], 'x', tostring(i))
+              return 'PARTIAL ' .. i .. ' ' .. err
+            end
+            for i = 1, n do
+              local w = write(1, 4, i)
+              if failed(w) then
+                if i == 1 then
+                  redis.pcall('DEL', KEYS[1])
+                  return 'REFUSED ' .. w['err']
+                end
+                return partial(i, w['err'])
+              end
+            end
+            local done = redis.pcall('HSET', KEYS[1], 's', 'C', 'st', ARGV[2], 'h', ARGV[3], 'b', ARGV[4])
+            if failed(done) then
+              if n == 0 then
+                redis.pcall('DEL', KEYS[1])
+                return 'REFUSED ' .. done['err']
+              end
+              return partial(n + 1, done['err'])
+            end
+            stamp(KEYS[1], tonumber(ARGV[5]))
+            return 'OK'
+            """;
+
+    /**
+     * apply staged writes of a request without a key. KEYS[i] staged write i's key; ARGV n, then (op, x, y) per write.
+     * Returns {@code OK}, a check's refusal (nothing written), or {@code PARTIAL i <error>}.
+     */
+    static final String APPLY = StagedWriteScripts.FUNCTIONS + """
+            local n = tonumber(ARGV[1])
+            local verdict = check(0, -1, n)
+            if verdict ~= 'OK' then return verdict end
+            for i = 1, n do
+              local w = write(0, -1, i)
+              if failed(w) then
+                if i == 1 then return 'REFUSED ' .. w['err'] end
+                return 'PARTIAL ' .. i .. ' ' .. w['err']
+              end
+            end
+            return 'OK'
+            """;
+
     /** release. KEYS[1]; ARGV fence. Deletes only that in-progress record; returns 1 when deleted. */
     static final String RELEASE = OURS + """
             if not ours then return 0 end

@@ -6,13 +6,15 @@ import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.httpkey.KeyRecord;
 import dev.idemkit.domain.httpkey.ScopedKey;
 import dev.idemkit.domain.httpkey.StoredResponse;
-import dev.idemkit.ports.out.IdempotencyRecords;
+import dev.idemkit.ports.out.StagedIdempotencyRecords;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.ByteArrayCodec;
@@ -27,18 +29,116 @@ import org.slf4j.LoggerFactory;
  * {@link #renew}) or the completed response's TTL, set from Redis' {@code TIME}, so a record exists exactly while it is
  * live and no caller's clock decides an expiry. Renewal, completion and release are compare-and-set scripts on the
  * claim's fence. Status, headers and body are stored as bytes ({@code ByteArrayCodec}) and replayed byte for byte.
- * {@link #purgeExpired} has nothing to do: Redis removes a record when its TTL runs out. Thread-safe.
+ * {@link #purgeExpired} has nothing to do: Redis removes a record when its TTL runs out.
+ *
+ * <p>An effect may stage its writes in a {@link RedisUnitOfWork} ({@link #open}); {@link #complete(ScopedKey,
+ * KeyRecord.InProgress, RedisUnitOfWork, StoredResponse, Duration)} applies them, stores the response and ends the
+ * claim in one script ({@link RecordScripts#COMPLETE_STAGED}), only while the claim's fence is there: such an effect
+ * runs exactly once per key, within Redis' durability. Thread-safe.
  */
-public final class RedisIdempotencyRecords implements IdempotencyRecords {
+public final class RedisIdempotencyRecords implements StagedIdempotencyRecords<RedisUnitOfWork> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisIdempotencyRecords.class);
 
     private final RScript script;
     private final KeyLayout layout;
+    private final boolean cluster;
 
     public RedisIdempotencyRecords(RedissonClient client, RedisSettings settings) {
         Objects.requireNonNull(client, "client");
         this.script = client.getScript(ByteArrayCodec.INSTANCE);
         this.layout = new KeyLayout(settings.keyPrefix(), settings.hashTagScope());
+        this.cluster = settings.topology() == RedisSettings.Topology.CLUSTER;
+    }
+
+    /** A unit of work in the record's slot: on a cluster its keys must carry {@link RedisUnitOfWork#hashTag()}. */
+    @Override
+    public RedisUnitOfWork open(ScopedKey key) {
+        return new RedisUnitOfWork(layout, layout.record(Objects.requireNonNull(key, "key")), cluster);
+    }
+
+    /** A unit of work in a slot of its own (on a cluster, its keys must carry {@link RedisUnitOfWork#hashTag()}). */
+    @Override
+    public RedisUnitOfWork openWithoutKey() {
+        return new RedisUnitOfWork(layout, layout.data("{" + UUID.randomUUID() + "}", "request"), cluster);
+    }
+
+    @Override
+    public boolean complete(ScopedKey key, KeyRecord.InProgress claim, RedisUnitOfWork work, StoredResponse response,
+            Duration ttl) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(response, "response");
+        work.close();
+        List<RedisUnitOfWork.Staged> staged = work.staged();
+        String k = layout.record(key);
+        List<Object> keys = new ArrayList<>(staged.size() + 1);
+        keys.add(k);
+        List<Object> args = new ArrayList<>(List.of(text(claim.fence()), text(Integer.toString(response.status())),
+                RecordCodec.headers(response.headers()), response.body(), millis(ttl),
+                text(Integer.toString(staged.size()))));
+        addStaged(staged, keys, args);
+        String verdict = verdict(Failures.call("complete an idempotency key", () -> script.eval(k,
+                RScript.Mode.READ_WRITE, RecordScripts.COMPLETE_STAGED, RScript.ReturnType.VALUE, keys,
+                args.toArray())));
+        LOG.debug("idempotency-key decision={} client={} writes={}", verdict, key.client(), staged.size());
+        if (verdict.equals("OK")) {
+            return true;
+        }
+        if (verdict.equals("LOST")) {
+            return false;
+        }
+        // a refused check wrote nothing and released the claim (the script did): a retry runs the request again
+        throw refused("the request's writes and its Idempotency-Key record of client " + key.client().value(), verdict,
+                staged);
+    }
+
+    @Override
+    public void apply(RedisUnitOfWork work) {
+        work.close();
+        List<RedisUnitOfWork.Staged> staged = work.staged();
+        if (staged.isEmpty()) {
+            return;
+        }
+        List<Object> keys = new ArrayList<>(staged.size());
+        List<Object> args = new ArrayList<>();
+        args.add(text(Integer.toString(staged.size())));
+        addStaged(staged, keys, args);
+        String verdict = verdict(Failures.call("apply a request's writes", () -> script.eval(
+                (String) keys.get(0), RScript.Mode.READ_WRITE, RecordScripts.APPLY, RScript.ReturnType.VALUE, keys,
+                args.toArray())));
+        if (!verdict.equals("OK")) {
+            throw refused("the writes of a request without a key", verdict, staged);
+        }
+    }
+
+    private static void addStaged(List<RedisUnitOfWork.Staged> staged, List<Object> keys, List<Object> args) {
+        for (RedisUnitOfWork.Staged w : staged) {
+            keys.add(w.key());
+            args.add(text(w.op()));
+            args.add(text(w.a()));
+            args.add(text(w.b()));
+        }
+    }
+
+    private static String verdict(Object reply) {
+        return reply instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(reply);
+    }
+
+    /** A staged write that could not apply: names the write, never its value. */
+    private static IllegalStateException refused(String what, String verdict, List<RedisUnitOfWork.Staged> staged) {
+        String[] parts = verdict.split(" ", 3);
+        String which = "";
+        if (parts.length > 1 && parts[1].matches("\\d+")) {
+            int i = Integer.parseInt(parts[1]);
+            which = i <= staged.size() ? " (write " + i + ": " + staged.get(i - 1).op() + " " + staged.get(i - 1).key()
+                    + ")" : " (the completion of the record)";
+        }
+        if (verdict.startsWith("PARTIAL")) {
+            return new IllegalStateException(what + " were applied only in part" + which + ": " + verdict + ". The"
+                    + " record stays in progress without a TTL, so no retry runs the request again; an operator"
+                    + " must inspect the writes and delete the record");
+        }
+        return new IllegalStateException(what + " could not be applied" + which + ": " + verdict
+                + "; nothing was written");
     }
 
     @Override

@@ -138,10 +138,14 @@ final class LocalRedisCluster implements AutoCloseable {
     }
 
 
-    /** A port whose cluster bus port (+10000) is free too. */
+    /**
+     * A port whose cluster bus port (+10000) is free too, both below the ephemeral range (32768+): a port found free
+     * there can be taken by any process's outgoing connection before redis-server binds it (seen once: a node never
+     * answered PING).
+     */
     private static int freePortWithFreeBus() throws IOException {
         for (int attempt = 0; attempt < 100; attempt++) {
-            int port = 20_000 + ThreadLocalRandom.current().nextInt(30_000);
+            int port = 10_000 + ThreadLocalRandom.current().nextInt(12_000);
             try (ServerSocket a = new ServerSocket(port); ServerSocket b = new ServerSocket(port + 10_000)) {
                 return port;
             } catch (IOException taken) {

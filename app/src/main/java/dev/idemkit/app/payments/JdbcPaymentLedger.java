@@ -52,27 +52,13 @@ public final class JdbcPaymentLedger implements PaymentLedger {
      * reads still go through the pool.
      */
     public PaymentLedger on(Connection c) {
-        JdbcPaymentLedger self = this;
-        return new PaymentLedger() {
-            @Override
-            public Payment charge(ClientId client, PaymentRequest request) {
-                try {
-                    return JdbcPaymentLedger.charge(c, client, request);
-                } catch (SQLException e) {
-                    throw new IllegalStateException("could not record the payment: " + e.getMessage(), e);
-                }
+        return PaymentLedger.charging((client, request) -> {
+            try {
+                return JdbcPaymentLedger.charge(c, client, request);
+            } catch (SQLException e) {
+                throw new IllegalStateException("could not record the payment: " + e.getMessage(), e);
             }
-
-            @Override
-            public Optional<Payment> find(ClientId client, String paymentId) {
-                return self.find(client, paymentId);
-            }
-
-            @Override
-            public List<Payment> forAccount(ClientId client, String accountId, int limit) {
-                return self.forAccount(client, accountId, limit);
-            }
-        };
+        }, this);
     }
 
     private static Payment charge(Connection c, ClientId client, PaymentRequest request) throws SQLException {

@@ -7,10 +7,7 @@ import dev.idemkit.app.consumers.BusinessEffects;
 import dev.idemkit.app.consumers.OrderPlaced;
 import dev.idemkit.app.http.ApiKeys;
 import dev.idemkit.app.http.PaymentsApi;
-import dev.idemkit.app.payments.Payment;
 import dev.idemkit.app.payments.PaymentLedger;
-import dev.idemkit.app.payments.PaymentRequest;
-import dev.idemkit.domain.httpkey.ClientId;
 import dev.idemkit.domain.httpkey.KeyPolicy;
 import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.exercises.Workbench;
@@ -104,26 +101,9 @@ public final class AssemblyWorkbench implements Workbench {
     @Override
     public HttpHandler paymentsApi(Map<String, String> apiKeys, ChargeDecorator charges) {
         StoreBinding<?> store = assembly.store();
-        return new PaymentsApi(store.charger(KeyPolicy.defaults(), ledger -> new DecoratedLedger(ledger, charges)),
+        return new PaymentsApi(store.charger(KeyPolicy.defaults(), ledger -> PaymentLedger.charging((client,
+                request) -> charges.around(request.accountId(), () -> ledger.charge(client, request)), ledger)),
                 store.ledger(), ApiKeys.of(apiKeys), assembly.metrics(), Map::of);
-    }
-
-    /** A ledger whose charges go through a {@link ChargeDecorator}. */
-    private record DecoratedLedger(PaymentLedger ledger, ChargeDecorator decorator) implements PaymentLedger {
-        @Override
-        public Payment charge(ClientId client, PaymentRequest request) {
-            return decorator.around(request.accountId(), () -> ledger.charge(client, request));
-        }
-
-        @Override
-        public Optional<Payment> find(ClientId client, String paymentId) {
-            return ledger.find(client, paymentId);
-        }
-
-        @Override
-        public List<Payment> forAccount(ClientId client, String accountId, int limit) {
-            return ledger.forAccount(client, accountId, limit);
-        }
     }
 
     /** A transport binding as a {@link Broker}; closes it only when it was started for the exercise. */

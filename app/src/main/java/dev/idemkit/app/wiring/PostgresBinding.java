@@ -96,7 +96,7 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     @Override
     public PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate) {
         return PaymentCharger.of(new IdempotentRequestService<>(new PostgresIdempotencyClaims(db), policy),
-                (JpaUnitOfWork work) -> decorate.apply(new EmittingLedger(ledger.on(work.connection()),
+                (JpaUnitOfWork work) -> decorate.apply(EmittingLedger.of(ledger.on(work.connection()),
                         p -> outbox.append(work, new OutboxMessage(Payment.CREATED_EVENT, Payment.orderingKey(p),
                                 Tracing.withCurrentTrace(Map.of("payment_id", p.id())), p.toJson())))));
     }

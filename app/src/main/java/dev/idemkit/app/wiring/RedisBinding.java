@@ -74,11 +74,14 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
         return ledger;
     }
 
+    /**
+     * The charge is staged in the claim's unit of work and applied by the script that stores the response and ends the
+     * claim: key, charge and stored response in one atomic step on the claim's fence.
+     */
     @Override
     public PaymentCharger charger(KeyPolicy policy, UnaryOperator<PaymentLedger> decorate) {
-        PaymentLedger decorated = decorate.apply(ledger);
-        return PaymentCharger.of(IdempotentRequestService.overRecords(redis.idempotencyRecords(), policy),
-                work -> decorated);
+        return PaymentCharger.of(IdempotentRequestService.overStagedRecords(redis.idempotencyRecords(), policy),
+                (RedisUnitOfWork work) -> decorate.apply(ledger.on(work)));
     }
 
     @Override
@@ -88,7 +91,8 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
 
     @Override
     public String paymentsGuarantee() {
-        return "claim, charge and stored response are separate steps: duplicates reduced, not excluded";
+        return "charge, stored response and the claim's end in one script on the claim's fence: exactly once"
+                + " (within Redis' durability)";
     }
 
     @Override

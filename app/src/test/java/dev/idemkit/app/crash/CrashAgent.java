@@ -29,6 +29,8 @@ import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
  *       copy (it carries the approval) and before the dead letter's delete;
  *   <li>Kafka: after {@code KafkaMessageTransport.sendAndWait} returned (the broker acked the copy): a retry copy or a
  *       dead letter before the original's offset is settled, a redrive copy before its id is recorded as redriven.
+ *   <li>The payments API: after {@code PaymentCharger.created} (the ledger charged; the response is not stored with
+ *       the key) and after {@code RedisIdempotencyRecords.complete} returned (stored; the client has no answer).
  * </ul>
  *
  * <p>Plain ASM on purpose: the child loads a few dozen classes for it, where an agent built with Byte Buddy loaded
@@ -53,7 +55,18 @@ public final class CrashAgent {
             "dev/idemkit/adapters/kafka/KafkaMessageTransport", Map.of(
                     "sendAndWait(Lorg/apache/kafka/clients/producer/KafkaProducer;"
                             + "Lorg/apache/kafka/clients/producer/ProducerRecord;Ljava/time/Duration;)V",
-                    new Hook("kafkaSent", "(Lorg/apache/kafka/clients/producer/ProducerRecord;)V", 1)));
+                    new Hook("kafkaSent", "(Lorg/apache/kafka/clients/producer/ProducerRecord;)V", 1)),
+            "dev/idemkit/app/payments/PaymentCharger", Map.of(
+                    "created(Ldev/idemkit/app/payments/Payment;)Ldev/idemkit/domain/httpkey/StoredResponse;",
+                    new Hook("paymentCharged", "()V", -1)),
+            "dev/idemkit/adapters/redis/RedisIdempotencyRecords", Map.of(
+                    "complete(Ldev/idemkit/domain/httpkey/ScopedKey;Ldev/idemkit/domain/httpkey/KeyRecord$InProgress;"
+                            + "Ldev/idemkit/adapters/redis/RedisUnitOfWork;Ldev/idemkit/domain/httpkey/StoredResponse;"
+                            + "Ljava/time/Duration;)Z", new Hook("paymentStored", "()V", -1),
+                    // the completion without staged writes (a charge written on its own before it)
+                    "complete(Ldev/idemkit/domain/httpkey/ScopedKey;Ldev/idemkit/domain/httpkey/KeyRecord$InProgress;"
+                            + "Ldev/idemkit/domain/httpkey/StoredResponse;Ljava/time/Duration;)Z",
+                    new Hook("paymentStored", "()V", -1)));
 
     /** A static method of this class, called with the method's reference argument number {@code argument} (-1: none). */
     private record Hook(String name, String descriptor, int argument) {}
@@ -118,6 +131,16 @@ public final class CrashAgent {
     /** An SQS SendMessage returned. */
     public static void sqsSent(SendMessageRequest request) {
         CrashProbe.sqsSent(request.queueUrl(), request.messageAttributes().containsKey("x-idemkit-redrive-approved-by"));
+    }
+
+    /** The payments ledger charged; the response is not stored yet. */
+    public static void paymentCharged() {
+        CrashProbe.reached(CrashPoint.PAYMENT_CHARGED_BEFORE_STORED);
+    }
+
+    /** An Idempotency-Key record's completion returned. */
+    public static void paymentStored() {
+        CrashProbe.reached(CrashPoint.PAYMENT_STORED_BEFORE_ANSWER);
     }
 
     /** A Kafka send was acked. */

@@ -29,7 +29,14 @@ public enum CrashPoint {
     /** The outbox relay holds its rows and is about to publish one (the relay's points: {@link OutboxCrashIT}). */
     OUTBOX_BEFORE_PUBLISH(EnumSet.noneOf(Combination.class)),
     /** The broker confirmed an outbox row; the relay has not marked it sent. */
-    OUTBOX_PUBLISHED_BEFORE_MARK(EnumSet.noneOf(Combination.class));
+    OUTBOX_PUBLISHED_BEFORE_MARK(EnumSet.noneOf(Combination.class)),
+    /**
+     * The payments API charged (the ledger returned the payment); the response is not stored with the Idempotency-Key
+     * and the claim not ended (the payments API's points: {@link PaymentsCrashIT}).
+     */
+    PAYMENT_CHARGED_BEFORE_STORED(EnumSet.noneOf(Combination.class)),
+    /** The Idempotency-Key record's completion returned; the client has no answer yet. */
+    PAYMENT_STORED_BEFORE_ANSWER(EnumSet.noneOf(Combination.class));
 
     private final Set<Combination> combinations;
 

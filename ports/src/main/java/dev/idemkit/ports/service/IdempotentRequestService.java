@@ -15,6 +15,7 @@ import dev.idemkit.ports.out.IdempotencyClaims;
 import dev.idemkit.ports.out.IdempotencyClaims.Attempt;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.NoTransaction;
+import dev.idemkit.ports.out.StagedIdempotencyRecords;
 import dev.idemkit.ports.out.StoreUnavailableException;
 import dev.idemkit.ports.out.UnitOfWork;
 import java.lang.System.Logger.Level;
@@ -58,7 +59,17 @@ public final class IdempotentRequestService<U extends UnitOfWork> implements Ide
 
     /** The flow on records that cannot share a transaction with the effect (claim, run, store): {@link LeasedClaims}. */
     public static IdempotentRequestService<NoTransaction> overRecords(IdempotencyRecords records, KeyPolicy policy) {
-        return new IdempotentRequestService<>(new LeasedClaims(records), policy);
+        return new IdempotentRequestService<>(LeasedClaims.over(records), policy);
+    }
+
+    /**
+     * The flow on records whose completion applies the effect's staged writes with the response, atomically on the
+     * claim's fence ({@link LeasedClaims#staged}): an effect that writes only through its unit of work runs exactly
+     * once per key.
+     */
+    public static <U extends UnitOfWork> IdempotentRequestService<U> overStagedRecords(
+            StagedIdempotencyRecords<U> records, KeyPolicy policy) {
+        return new IdempotentRequestService<>(LeasedClaims.staged(records), policy);
     }
 
     @Override

@@ -51,8 +51,19 @@ public abstract class IdempotentRequestsContract<U extends UnitOfWork> {
     /** How many effects under {@code tag} the store kept (committed). */
     protected abstract long keptEffects(String tag);
 
-    /** Whether the effect commits and rolls back with the key (PostgreSQL) or runs on its own (leased claims). */
+    /**
+     * Whether the effect commits and rolls back with the key (PostgreSQL; Redis' staged writes) or runs on its own
+     * (leased claims without a unit of work).
+     */
     protected abstract boolean effectSharesTheClaimsTransaction();
+
+    /**
+     * Whether others see the claim while the effect runs: a leased claim is written before the effect (also when the
+     * effect's writes are staged), an uncommitted PostgreSQL claim is not.
+     */
+    protected boolean claimVisibleWhileTheEffectRuns() {
+        return !effectSharesTheClaimsTransaction();
+    }
 
     /** Same-key requests racing in {@link #parallelSameKeyRequestsRunOnceAndAllGetTheFirstsResponse}. */
     protected int parallelism() {
@@ -241,7 +252,7 @@ public abstract class IdempotentRequestsContract<U extends UnitOfWork> {
             return create(work, tag);
         });
 
-        if (effectSharesTheClaimsTransaction()) {
+        if (!claimVisibleWhileTheEffectRuns()) {
             assertThat(seenByOthers.get()).as("an uncommitted claim: a crash mid-effect leaves no record").isEmpty();
         } else {
             assertThat(seenByOthers.get()).as("a leased claim, held while the effect runs")

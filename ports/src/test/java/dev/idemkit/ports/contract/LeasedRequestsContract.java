@@ -22,7 +22,7 @@ public abstract class LeasedRequestsContract extends IdempotentRequestsContract<
     @Override
     protected final IdempotencyClaims<NoTransaction> claims() {
         if (claims == null) {
-            claims = new LeasedClaims(records());
+            claims = LeasedClaims.over(records());
         }
         return claims;
     }

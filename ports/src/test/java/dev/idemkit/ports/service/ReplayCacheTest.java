@@ -31,7 +31,7 @@ class ReplayCacheTest {
     private final ReplayCache cache = new ReplayCache(3, Duration.ofSeconds(60), now::get);
     private final AtomicInteger attempts = new AtomicInteger();
     private final AtomicInteger executions = new AtomicInteger();
-    private final LeasedClaims leased = new LeasedClaims(new InMemoryIdempotencyRecords());
+    private final LeasedClaims<NoTransaction> leased = LeasedClaims.over(new InMemoryIdempotencyRecords());
     /** The store, counting how often the flow reaches it. */
     private final IdempotencyClaims<NoTransaction> counting = new IdempotencyClaims<>() {
         @Override
