@@ -55,7 +55,7 @@ final class Transactions {
                 try {
                     c = db.connection(waitMillis);
                 } catch (java.sql.SQLTransientConnectionException timedOut) {
-                    throw new StoreUnavailableException(what + ": no database connection was free within the wait"
+                    throw new dev.idemkit.ports.out.StoreBusyException(what + ": no database connection was free within the wait"
                             + " bound (" + Math.max(0, waitMillis) + " ms): " + timedOut.getMessage(), timedOut);
                 }
             }

@@ -128,7 +128,7 @@ class PostgresIdempotencyClaimsIT {
                 org.assertj.core.api.Assertions.assertThatThrownBy(() -> shortWait.handle(request(
                         ClientId.of("c-" + UUID.randomUUID()), UUID.randomUUID().toString(), "{}"),
                         work -> new StoredResponse(201, Map.of(), new byte[] {1})))
-                        .isInstanceOf(dev.idemkit.ports.out.StoreUnavailableException.class)
+                        .isInstanceOf(dev.idemkit.ports.out.StoreBusyException.class)
                         .hasMessageContaining("no database connection was free within the wait bound");
                 assertThat(java.time.Duration.ofNanos(System.nanoTime() - start))
                         .as("refused within the bound (with room for a loaded machine), not after the pool's 30 s")

@@ -117,36 +117,51 @@ public final class PaymentsApi implements HttpHandler {
     }
 
     private void paymentsTraced(HttpExchange ex) throws IOException {
+        // the exchange is closed after the answer: a failure is answered inside, before the close (a catch of the
+        // try-with-resources itself would run after it and send nothing)
         try (ex) {
-            Optional<ClientId> client = apiKeys.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
-            if (client.isEmpty()) {
-                outcome("unauthorized");
-                ex.getResponseHeaders().set("WWW-Authenticate", "Bearer");
-                send(ex, Problems.problem(401, "Unauthorized", "unauthorized",
-                        "Authorization: Bearer <api key> is missing or unknown."), false);
-                return;
+            try {
+                route(ex);
+            } catch (dev.idemkit.ports.out.StoreBusyException e) {
+                LOG.warn("request refused: store busy: {}", e.getMessage());
+                ex.getResponseHeaders().set("Retry-After", "1");
+                send(ex, Problems.problem(503, "Service Unavailable", "store-busy",
+                        "No database connection came free within the request's wait bound, so nothing was attempted"
+                                + " and nothing was charged; retry it with the same Idempotency-Key."), false);
+            } catch (dev.idemkit.ports.out.StoreUnavailableException e) {
+                LOG.error("request failed: store unavailable: {}", e.getMessage());
+                ex.getResponseHeaders().set("Retry-After", "1");
+                send(ex, Problems.problem(503, "Service Unavailable", "store-unavailable",
+                        "The store failed while handling the request; retry it with the same Idempotency-Key."),
+                        false);
+            } catch (RuntimeException e) {
+                LOG.error("request failed: {}", e.toString());
+                send(ex, Problems.problem(500, "Internal Server Error", "internal", "The request failed; retry it."),
+                        false);
             }
-            String path = ex.getRequestURI().getPath();
-            String method = ex.getRequestMethod();
-            if (path.equals("/payments") && method.equals("POST")) {
-                create(ex, client.get());
-            } else if (path.equals("/payments") && method.equals("GET")) {
-                list(ex, client.get());
-            } else if (path.startsWith("/payments/") && method.equals("GET")) {
-                read(ex, client.get(), path.substring("/payments/".length()));
-            } else {
-                send(ex, Problems.problem(405, "Method Not Allowed", "method-not-allowed",
-                        method + " " + path + " is not supported."), false);
-            }
-        } catch (dev.idemkit.ports.out.StoreUnavailableException e) {
-            LOG.error("request failed: store unavailable: {}", e.getMessage());
-            ex.getResponseHeaders().set("Retry-After", "1");
-            send(ex, Problems.problem(503, "Service Unavailable", "store-unavailable",
-                    "The store failed while handling the request; retry it with the same Idempotency-Key."), false);
-        } catch (RuntimeException e) {
-            LOG.error("request failed: {}", e.toString());
-            send(ex, Problems.problem(500, "Internal Server Error", "internal", "The request failed; retry it."),
-                    false);
+        }
+    }
+
+    private void route(HttpExchange ex) throws IOException {
+        Optional<ClientId> client = apiKeys.authenticate(ex.getRequestHeaders().getFirst("Authorization"));
+        if (client.isEmpty()) {
+            outcome("unauthorized");
+            ex.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+            send(ex, Problems.problem(401, "Unauthorized", "unauthorized",
+                    "Authorization: Bearer <api key> is missing or unknown."), false);
+            return;
+        }
+        String path = ex.getRequestURI().getPath();
+        String method = ex.getRequestMethod();
+        if (path.equals("/payments") && method.equals("POST")) {
+            create(ex, client.get());
+        } else if (path.equals("/payments") && method.equals("GET")) {
+            list(ex, client.get());
+        } else if (path.startsWith("/payments/") && method.equals("GET")) {
+            read(ex, client.get(), path.substring("/payments/".length()));
+        } else {
+            send(ex, Problems.problem(405, "Method Not Allowed", "method-not-allowed",
+                    method + " " + path + " is not supported."), false);
         }
     }
 
