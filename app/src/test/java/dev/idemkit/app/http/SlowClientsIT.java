@@ -44,8 +44,9 @@ class SlowClientsIT {
     private static final int SLOW_HEADERS = 50;
     /** What another client's request may take while the slow ones trickle. */
     private static final Duration ANSWER_BOUND = Duration.ofSeconds(2);
-    /** How long a header or body may take by default (10 s), plus a margin for a loaded machine. */
-    private static final Duration DROP_BOUND = Duration.ofSeconds(10).plusSeconds(5);
+    /** How long headers or a body may take by default (10 s), plus a margin for the check's period and the machine. */
+    private static final Duration DROP_BOUND = max(AppSettings.HttpLimits.defaults().headerTimeout(),
+            AppSettings.HttpLimits.defaults().bodyTimeout()).plusSeconds(5);
 
     private static String schema;
     private static Assembly assembly;
@@ -124,26 +125,41 @@ class SlowClientsIT {
 
     @Test
     void aBodyThatDoesNotArriveInTimeIsAnswered408OrDropped() throws Exception {
-        Socket s = open("POST /payments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + CLIENT_A_KEY
-                + "\r\nIdempotency-Key: " + UUID.randomUUID() + "\r\nContent-Type: application/json\r\n"
-                + "Content-Length: 65536\r\n\r\n{");
-        slow.add(s);
-        CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> firstLineOrEnd(s));
-        trickleOneBytePerSecond(slow, "", ' ');
-
-        await("the server answering 408 or closing a body that trickles").atMost(DROP_BOUND).until(answer::isDone);
-        assertThat(answer.get()).matches("HTTP/1.1 408.*|closed");
+        assertAnswered408OrDropped(paymentStart(65536), "", ' ', "a body that trickles");
     }
 
     @Test
     void headersThatDoNotArriveInTimeAreAnswered408OrDropped() throws Exception {
-        Socket s = open("GET /health HTTP/1.1\r\nHost: x\r\n");
+        assertAnswered408OrDropped("GET /health HTTP/1.1\r\nHost: x\r\n", "X-Slow: ", 'a', "headers that trickle");
+    }
+
+    private void assertAnswered408OrDropped(String start, String prefix, char filler, String what) throws Exception {
+        Socket s = open(start);
         slow.add(s);
         CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> firstLineOrEnd(s));
-        trickleOneBytePerSecond(slow, "X-Slow: ", 'a');
+        trickleOneBytePerSecond(slow, prefix, filler);
 
-        await("the server answering 408 or closing headers that trickle").atMost(DROP_BOUND).until(answer::isDone);
+        await("the server answering 408 or closing " + what).atMost(DROP_BOUND).until(answer::isDone);
         assertThat(answer.get()).matches("HTTP/1.1 408.*|closed");
+    }
+
+    /** An authenticated {@code POST /payments} declaring {@code length} bytes of body, of which it sends one. */
+    private static String paymentStart(long length) {
+        return "POST /payments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + CLIENT_A_KEY + "\r\nIdempotency-Key: "
+                + UUID.randomUUID() + "\r\nContent-Type: application/json\r\nContent-Length: " + length + "\r\n\r\n{";
+    }
+
+    @Test
+    void aBodyLargerThanTheBoundIsRefused413WithoutWaitingForIt() throws Exception {
+        Socket declared = open(paymentStart(100L * 1024 * 1024));
+        slow.add(declared);
+        declared.setSoTimeout((int) ANSWER_BOUND.toMillis());
+
+        assertThat(firstLineOrEnd(declared)).startsWith("HTTP/1.1 413");
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private static Socket open(String start) throws IOException {
