@@ -70,6 +70,28 @@ public final class GlobalOptions {
     @Option(names = "--http-port", description = "HTTP port for serve (default 8080; 0 picks a free one)")
     String httpPort;
 
+    @Option(names = "--http-header-timeout", description = "serve: a request's headers must arrive within this, else"
+            + " the connection is dropped (default 10s)")
+    String httpHeaderTimeout;
+
+    @Option(names = "--http-body-timeout", description = "serve: a request's body must arrive within this after its"
+            + " headers, else 408 (default 10s)")
+    String httpBodyTimeout;
+
+    @Option(names = "--http-idle-timeout", description = "serve: a connection silent this long is closed (default 30s)")
+    String httpIdleTimeout;
+
+    @Option(names = "--http-max-connections", description = "serve: open connections at most; more wait in the"
+            + " backlog (default 512)")
+    String httpMaxConnections;
+
+    @Option(names = "--http-max-body-bytes", description = "serve: larger request bodies get 413 before they are read"
+            + " (default 262144)")
+    String httpMaxBodyBytes;
+
+    @Option(names = "--http-workers", description = "serve: threads running requests that arrived whole (default 128)")
+    String httpWorkers;
+
     @Option(names = "--api-key", paramLabel = "CLIENT=KEY", description = "client credential, repeatable (env IDEMKIT_API_KEYS=a=k1,b=k2)")
     List<String> apiKeys = new ArrayList<>();
 
@@ -119,6 +141,12 @@ public final class GlobalOptions {
         put(f, "sqs.region", sqsRegion);
         put(f, "kafka.bootstrap-servers", kafkaBootstrapServers);
         put(f, "http.port", httpPort);
+        put(f, "http.header-timeout", httpHeaderTimeout);
+        put(f, "http.body-timeout", httpBodyTimeout);
+        put(f, "http.idle-timeout", httpIdleTimeout);
+        put(f, "http.max-connections", httpMaxConnections);
+        put(f, "http.max-body-bytes", httpMaxBodyBytes);
+        put(f, "http.workers", httpWorkers);
         put(f, "api.keys", apiKeys.isEmpty() ? null : String.join(",", apiKeys));
         put(f, "operator.keys", operatorKeys.isEmpty() ? null : String.join(",", operatorKeys));
         put(f, "max.attempts", maxAttempts);

@@ -119,7 +119,8 @@ final class ServeCommand extends AppCommand {
                 api = ApiServer.start(new InetSocketAddress(settings.http().port()), OperatorConsole.routes(console,
                         new PaymentsApi(assembly.paymentCharger(), assembly.store().ledger(), apiKeys,
                                 assembly.metrics(), () -> Map.of("store", assembly.store().health()),
-                                dev.idemkit.domain.httpkey.KeyPolicy.defaults(), assembly.tracing())));
+                                dev.idemkit.domain.httpkey.KeyPolicy.defaults(), assembly.tracing())),
+                        settings.http().limits());
             } catch (BindException e) {
                 throw new ConfigException("http.port", "port " + settings.http().port() + " is already in use");
             } catch (IOException e) {

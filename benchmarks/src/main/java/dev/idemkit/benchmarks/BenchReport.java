@@ -124,7 +124,7 @@ final class BenchReport {
             out.println("| HTTP: one stored POST /payments replayed | load | requests | requests/s | ratio | p50 | p99"
                     + " | target | not byte-identical |");
             out.println("|---|---|---|---|---|---|---|---|---|");
-            HttpReplays.Run ceiling = http.runs().size() > 1 ? http.runs().get(0) : null;
+            HttpReplays.Run ceiling = http.runs().size() > 1 ? http.runs().get(http.runs().size() - 2) : null;
             for (HttpReplays.Run r : http.runs()) {
                 boolean replays = r == http.replays();
                 String ratio = ceiling == null ? "-" : String.format(Locale.ROOT, "%.2f x static", r.rate() / ceiling.rate());

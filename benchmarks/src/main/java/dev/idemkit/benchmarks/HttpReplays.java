@@ -27,16 +27,16 @@ import java.util.concurrent.atomic.AtomicReference;
  * Replays of one stored {@code POST /payments} response: the payments API on a free port, one payment
  * made with a key, then the SAME request with the same key from {@code clients} connections for a while.
  *
- * <p>With {@code wrk} on the path (Debian's package) the load comes from it, a separate process, in two
- * rows of one run: first a static handler on the same server ({@link ApiServer}: same JDK server, same
- * executor) answering the stored response's exact status, headers and bytes, the ceiling of the server
- * itself; then the payments API. wrk's Lua script checks every response (status 201, byte-identical
+ * <p>With {@code wrk} on the path (Debian's package) the load comes from it, a separate process, in three
+ * rows of one run: a static handler answering the stored response's exact status, headers and bytes on the
+ * JDK's HttpServer as {@code serve} ran it before issue 29 (the server it replaced, for comparison), the same
+ * static handler on {@link ApiServer} (Jetty: the ceiling of the server itself), then the payments API. wrk's Lua script checks every response (status 201, byte-identical
  * body, {@code Idempotent-Replayed}) and counts the ones that are not. Without wrk the load is
  * {@code java.net.http.HttpClient} threads in this JVM, timed with {@link System#nanoTime()} (they share
  * the CPU with the server, so that row reads lower than the server can do). The account must hold
  * exactly one charge at the end.
  *
- * @param runs what was measured, the ceiling first when there is one
+ * @param runs what was measured, the ceiling second to last when there is one
  * @param charges charge rows for the account afterwards (1 is correct)
  */
 record HttpReplays(java.util.List<Run> runs, long charges) {
@@ -81,9 +81,17 @@ record HttpReplays(java.util.List<Run> runs, long charges) {
             }
             if (Wrk.available()) {
                 Wrk wrk = new Wrk(apiKey, key, body, first.statusCode(), first.body());
+                com.sun.net.httpserver.HttpServer jdk = jdkServer(staticReplay(first));
+                try {
+                    runs.add(wrk.run("static handler, JDK HttpServer on 128 threads (serve's server before issue 29)",
+                            "http://127.0.0.1:" + jdk.getAddress().getPort() + "/payments", clients, duration));
+                } finally {
+                    jdk.stop(0);
+                    ((java.util.concurrent.ExecutorService) jdk.getExecutor()).shutdownNow();
+                }
                 try (ApiServer ceiling = ApiServer.start(new InetSocketAddress("127.0.0.1", 0),
                         staticReplay(first))) {
-                    runs.add(wrk.run("static handler, same JDK server and executor (the server's ceiling)",
+                    runs.add(wrk.run("static handler, same server (Jetty, ApiServer): the server's ceiling",
                             "http://127.0.0.1:" + ceiling.port() + "/payments", clients, duration));
                 }
                 runs.add(wrk.run("payments API, same request and Idempotency-Key",
@@ -93,6 +101,24 @@ record HttpReplays(java.util.List<Run> runs, long charges) {
             }
             return new HttpReplays(runs, ledger.forAccount(new ClientId("bench"), account, 1000).size());
         }
+    }
+
+    /** The JDK server as {@code serve} ran it before issue 29: 128 threads, TCP_NODELAY, no limits. */
+    private static com.sun.net.httpserver.HttpServer jdkServer(com.sun.net.httpserver.HttpHandler handler)
+            throws java.io.IOException {
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true"); // read when the server classes load: now
+        }
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new InetSocketAddress("127.0.0.1", 0), 512);
+        server.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(128, r -> {
+            Thread t = new Thread(r, "bench-jdk-http");
+            t.setDaemon(true);
+            return t;
+        }));
+        server.createContext("/", handler);
+        server.start();
+        return server;
     }
 
     /** Answers every request with the stored response's status, headers and bytes, after reading the body. */

@@ -113,13 +113,16 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
     public record DeadLetterSettings(Duration retention, int alertThreshold) {}
 
     /**
-     * The HTTP API's port (0: a free one), its clients' API keys (client to key) and the operators' keys (operator to
-     * key) for the dead-letter console and its JSON API; an operator key is never a client key.
+     * The HTTP API's port (0: a free one), its clients' API keys (client to key), the operators' keys (operator to
+     * key) for the dead-letter console and its JSON API, and what one client may take of the server ({@link HttpLimits});
+     * an operator key is never a client key.
      */
-    public record HttpSettings(int port, Map<String, String> apiKeys, Map<String, String> operatorKeys) {
+    public record HttpSettings(int port, Map<String, String> apiKeys, Map<String, String> operatorKeys,
+            HttpLimits limits) {
         public HttpSettings {
             apiKeys = Map.copyOf(apiKeys);
             operatorKeys = Map.copyOf(operatorKeys);
+            java.util.Objects.requireNonNull(limits, "limits");
             for (String key : operatorKeys.values()) {
                 if (apiKeys.containsValue(key)) {
                     throw new ConfigException("operator.keys", "an operator key must not also be a client's API key");
@@ -127,7 +130,12 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
             }
         }
 
-        /** Without operator keys ({@code serve} then generates one for its run). */
+        /** With the default limits. */
+        public HttpSettings(int port, Map<String, String> apiKeys, Map<String, String> operatorKeys) {
+            this(port, apiKeys, operatorKeys, HttpLimits.defaults());
+        }
+
+        /** Without operator keys ({@code serve} then generates one for its run), with the default limits. */
         public HttpSettings(int port, Map<String, String> apiKeys) {
             this(port, apiKeys, Map.of());
         }
@@ -135,7 +143,44 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         @Override
         public String toString() {
             return "HttpSettings[port=" + port + ", clients=" + apiKeys.keySet() + ", operators=" + operatorKeys.keySet()
-                    + "]";
+                    + ", limits=" + limits + "]";
+        }
+    }
+
+    /**
+     * What one HTTP client may take of {@code serve}'s server, so that slow or idle clients cannot starve the others:
+     * a request's headers must arrive within {@code headerTimeout} (counted from the connection's opening or, on a
+     * kept-alive connection, from the request's first byte) and its body within {@code bodyTimeout} of the headers,
+     * else the connection is dropped or answered 408; a connection that sends nothing for {@code idleTimeout} is
+     * closed; at most {@code maxConnections} are open at once (further ones wait in the listen backlog until one
+     * closes); a body larger than {@code maxBodyBytes} is answered 413 before it is buffered; {@code workers} threads
+     * run the handlers, and only once a request has arrived whole.
+     */
+    public record HttpLimits(Duration headerTimeout, Duration bodyTimeout, Duration idleTimeout, int maxConnections,
+            int maxBodyBytes, int workers) {
+        public HttpLimits {
+            for (Duration d : List.of(headerTimeout, bodyTimeout, idleTimeout)) {
+                if (d.isNegative() || d.isZero()) {
+                    throw new IllegalArgumentException("HTTP timeouts must be positive, got " + d);
+                }
+            }
+            if (maxConnections < 1 || maxBodyBytes < 1 || workers < 1) {
+                throw new IllegalArgumentException("HTTP maxConnections, maxBodyBytes and workers must be positive");
+            }
+        }
+
+        /** Headers 10 s, body 10 s, idle 30 s, 512 connections, 256 KiB bodies (the console's), 128 workers. */
+        public static HttpLimits defaults() {
+            return new HttpLimits(Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofSeconds(30), 512,
+                    256 * 1024, 128);
+        }
+
+        public HttpLimits withTimeouts(Duration header, Duration body) {
+            return new HttpLimits(header, body, idleTimeout, maxConnections, maxBodyBytes, workers);
+        }
+
+        public HttpLimits withMaxConnections(int other) {
+            return new HttpLimits(headerTimeout, bodyTimeout, idleTimeout, other, maxBodyBytes, workers);
         }
     }
 
@@ -255,8 +300,15 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                 duration(s, "backoff.base", Duration.ofSeconds(1)), duration(s, "backoff.cap", Duration.ofSeconds(60)));
         DeadLetterSettings deadLetters = new DeadLetterSettings(duration(s, "dlq.retention", Duration.ofDays(4)),
                 integer(s, "dlq.alert.threshold", 10, 0, Integer.MAX_VALUE));
+        HttpLimits limits = HttpLimits.defaults();
         HttpSettings http = new HttpSettings(integer(s, "http.port", 8080, 0, 65535), keyPairs(s, "api.keys", "client"),
-                keyPairs(s, "operator.keys", "operator"));
+                keyPairs(s, "operator.keys", "operator"), new HttpLimits(
+                        duration(s, "http.header-timeout", limits.headerTimeout()),
+                        duration(s, "http.body-timeout", limits.bodyTimeout()),
+                        duration(s, "http.idle-timeout", limits.idleTimeout()),
+                        integer(s, "http.max-connections", limits.maxConnections(), 1, 100_000),
+                        integer(s, "http.max-body-bytes", limits.maxBodyBytes(), 1024, 64 * 1024 * 1024),
+                        integer(s, "http.workers", limits.workers(), 2, 4096)));
         boolean sqs = transportKind == TransportKind.SQS;
         if (deadLetters.retention().compareTo(Duration.ofMinutes(1)) < 0
                 || sqs && deadLetters.retention().compareTo(dev.idemkit.adapters.sqs.SqsSettings.MAX_RETENTION) > 0) {

@@ -63,6 +63,23 @@ class AppSettingsTest {
     }
 
     @Test
+    void theHttpServersLimitsHaveDefaultsAreReadFromEverySourceAndABadOneIsRefusedNamingIt() {
+        AppSettings defaults = AppSettings.resolve(new Sources(Map.of(), Map.of(), new Properties()));
+        Properties file = new Properties();
+        file.setProperty("http.max-connections", "64");
+        AppSettings s = AppSettings.resolve(new Sources(Map.of("http.header-timeout", "3s"),
+                Map.of("IDEMKIT_HTTP_BODY_TIMEOUT", "500ms", "IDEMKIT_HTTP_WORKERS", "16"), file));
+
+        assertThat(defaults.http().limits()).isEqualTo(AppSettings.HttpLimits.defaults());
+        assertThat(s.http().limits()).isEqualTo(new AppSettings.HttpLimits(java.time.Duration.ofSeconds(3),
+                java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(30), 64, 256 * 1024, 16));
+        assertThatThrownBy(() -> AppSettings.resolve(new Sources(Map.of("http.max-body-bytes", "10"), Map.of(),
+                new Properties()))).isInstanceOf(ConfigException.class).hasMessageContaining("http.max-body-bytes");
+        assertThatThrownBy(() -> AppSettings.resolve(new Sources(Map.of("http.header-timeout", "0s"), Map.of(),
+                new Properties()))).isInstanceOf(ConfigException.class).hasMessageContaining("http.header-timeout");
+    }
+
+    @Test
     void theConfigFlagWinsOverIdemkitConfig(@TempDir Path dir) throws IOException {
         Path fromFlag = dir.resolve("flag.properties");
         Path fromEnv = dir.resolve("env.properties");
