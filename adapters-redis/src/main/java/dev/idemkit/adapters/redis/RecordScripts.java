@@ -67,41 +67,39 @@ final class RecordScripts {
      * complete with staged writes. KEYS[1] the record, KEYS[1 + i] staged write i's key; ARGV fence, st, h, b, ttl ms,
      * n, then (op, x, y) per staged write ({@link StagedWriteScripts}). Only while the claim is ours: checks every
      * write first, then applies them, then completes the record, all in this one script. Returns {@code OK};
-     * {@code LOST} (not ours: nothing written); a check's refusal ({@code WRONGTYPE i}, {@code NOTINT i},
-     * {@code OVERFLOW i}, {@code REFUSED <error>}: nothing written, and the claim released, so a retry may run); or {@code PARTIAL i <error>} when write i failed
-     * although the check passed (an ACL; i = n + 1 is the completion itself): the earlier writes stay, and the record
-     * stays in progress without a TTL (field {@code x} names i), so no retry runs the effect again until an operator
-     * deletes it.
+     * {@code LOST} (not ours: nothing written; also what a resend of this very call gets, once it took effect); a
+     * check's or the server's refusal ({@code WRONGTYPE i}, {@code NOTINT i}, {@code OVERFLOW i}, {@code REFUSED
+     * <error>}): nothing written, and the claim released, so a retry may run — unless the server refused that too, and
+     * then the answer ends in {@code HELD} and the claim lapses after its lease; or {@code PARTIAL i <error>} when
+     * write i failed although the check passed (an ACL; i = n + 1 is the completion itself): the earlier writes stay,
+     * and the record stays in progress for good (no TTL) under a fence no request holds ({@code partial}, with field
+     * {@code x} naming i), so no renewal, completion or release matches it and no retry runs the effect again until an
+     * operator deletes it.
      */
     static final String COMPLETE_STAGED = STAMP + StagedWriteScripts.FUNCTIONS + OURS + """
             if not ours then return 'LOST' end
-            local n = tonumber(ARGV[6])
-            local verdict = check(1, 4, n)
-            if verdict ~= 'OK' then
-              redis.call('DEL', KEYS[1])
+            local function refused(verdict)
+              if failed(redis.pcall('DEL', KEYS[1])) then return verdict .. ' HELD' end
               return verdict
             end
             local function partial(i, err)
               redis.pcall('PERSIST', KEYS[1])
-              redis.pcall('HSET', KEYS[1], 'x', tostring(i))
+              redis.pcall('HSET', KEYS[1], 'g', 'partial', 'x', tostring(i))
               return 'PARTIAL ' .. i .. ' ' .. err
             end
+            local n = tonumber(ARGV[6])
+            local verdict = check(1, 4, n)
+            if verdict ~= 'OK' then return refused(verdict) end
             for i = 1, n do
               local w = write(1, 4, i)
               if failed(w) then
-                if i == 1 then
-                  redis.pcall('DEL', KEYS[1])
-                  return 'REFUSED ' .. w['err']
-                end
+                if i == 1 then return refused('REFUSED ' .. w['err']) end
                 return partial(i, w['err'])
               end
             end
             local done = redis.pcall('HSET', KEYS[1], 's', 'C', 'st', ARGV[2], 'h', ARGV[3], 'b', ARGV[4])
             if failed(done) then
-              if n == 0 then
-                redis.pcall('DEL', KEYS[1])
-                return 'REFUSED ' .. done['err']
-              end
+              if n == 0 then return refused('REFUSED ' .. done['err']) end
               return partial(n + 1, done['err'])
             end
             stamp(KEYS[1], tonumber(ARGV[5]))
@@ -109,17 +107,29 @@ final class RecordScripts {
             """;
 
     /**
-     * apply staged writes of a request without a key. KEYS[i] staged write i's key; ARGV n, then (op, x, y) per write.
-     * Returns {@code OK}, a check's refusal (nothing written), or {@code PARTIAL i <error>}.
+     * apply staged writes of a request without a key. KEYS[1] the unit's own mark (in its slot), KEYS[1 + i] staged
+     * write i's key; ARGV mark ms, n, then (op, x, y) per write. The mark is set first, if absent: a resend of this
+     * very call (Redisson resends a script that timed out) finds it and writes nothing again ({@code APPLIED}).
+     * Returns {@code OK}, {@code APPLIED}, a check's refusal (nothing written, the mark taken back), or
+     * {@code PARTIAL i <error>}.
      */
     static final String APPLY = StagedWriteScripts.FUNCTIONS + """
-            local n = tonumber(ARGV[1])
-            local verdict = check(0, -1, n)
-            if verdict ~= 'OK' then return verdict end
+            local mark = redis.pcall('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1])
+            if failed(mark) then return 'REFUSED ' .. mark['err'] end
+            if not mark then return 'APPLIED' end
+            local n = tonumber(ARGV[2])
+            local verdict = check(1, 0, n)
+            if verdict ~= 'OK' then
+              redis.pcall('DEL', KEYS[1])
+              return verdict
+            end
             for i = 1, n do
-              local w = write(0, -1, i)
+              local w = write(1, 0, i)
               if failed(w) then
-                if i == 1 then return 'REFUSED ' .. w['err'] end
+                if i == 1 then
+                  redis.pcall('DEL', KEYS[1])
+                  return 'REFUSED ' .. w['err']
+                end
                 return 'PARTIAL ' .. i .. ' ' .. w['err']
               end
             end

@@ -86,10 +86,12 @@ public final class RedisIdempotencyRecords implements StagedIdempotencyRecords<R
         if (verdict.equals("LOST")) {
             return false;
         }
-        // a refused check wrote nothing and released the claim (the script did): a retry runs the request again
         throw refused("the request's writes and its Idempotency-Key record of client " + key.client().value(), verdict,
                 staged);
     }
+
+    /** How long the mark of an applied unit without a key stays: longer than any resend of its script. */
+    static final Duration APPLIED_MARK = Duration.ofMinutes(10);
 
     @Override
     public void apply(RedisUnitOfWork work) {
@@ -98,17 +100,22 @@ public final class RedisIdempotencyRecords implements StagedIdempotencyRecords<R
         if (staged.isEmpty()) {
             return;
         }
-        List<Object> keys = new ArrayList<>(staged.size());
+        String mark = work.key(APPLIED_MARK_NAME);
+        List<Object> keys = new ArrayList<>(staged.size() + 1);
+        keys.add(mark);
         List<Object> args = new ArrayList<>();
+        args.add(millis(APPLIED_MARK));
         args.add(text(Integer.toString(staged.size())));
         addStaged(staged, keys, args);
-        String verdict = verdict(Failures.call("apply a request's writes", () -> script.eval(
-                (String) keys.get(0), RScript.Mode.READ_WRITE, RecordScripts.APPLY, RScript.ReturnType.VALUE, keys,
-                args.toArray())));
-        if (!verdict.equals("OK")) {
+        String verdict = verdict(Failures.call("apply a request's writes", () -> script.eval(mark,
+                RScript.Mode.READ_WRITE, RecordScripts.APPLY, RScript.ReturnType.VALUE, keys, args.toArray())));
+        if (!verdict.equals("OK") && !verdict.equals("APPLIED")) {
             throw refused("the writes of a request without a key", verdict, staged);
         }
     }
+
+    /** The data key, in the unit's own slot, that marks a keyless unit applied (so a resent script applies nothing). */
+    static final String APPLIED_MARK_NAME = "idemkit-applied";
 
     private static void addStaged(List<RedisUnitOfWork.Staged> staged, List<Object> keys, List<Object> args) {
         for (RedisUnitOfWork.Staged w : staged) {
@@ -123,8 +130,14 @@ public final class RedisIdempotencyRecords implements StagedIdempotencyRecords<R
         return reply instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(reply);
     }
 
-    /** A staged write that could not apply: names the write, never its value. */
-    private static IllegalStateException refused(String what, String verdict, List<RedisUnitOfWork.Staged> staged) {
+    /**
+     * A staged write that could not apply: names the write, never its value. The server's refusal (out of memory, too
+     * few replicas, read-only) is a StoreUnavailableException, retryable (a 503 at the payments API); a write that
+     * cannot apply to the data there (a wrong type, a counter that is no integer) or a unit applied in part is an
+     * IllegalStateException (a 500): retrying will not help, and in part needs an operator.
+     */
+    private static RuntimeException refused(String what, String verdict, List<RedisUnitOfWork.Staged> staged) {
+        boolean held = verdict.endsWith(" HELD");
         String[] parts = verdict.split(" ", 3);
         String which = "";
         if (parts.length > 1 && parts[1].matches("\\d+")) {
@@ -134,11 +147,16 @@ public final class RedisIdempotencyRecords implements StagedIdempotencyRecords<R
         }
         if (verdict.startsWith("PARTIAL")) {
             return new IllegalStateException(what + " were applied only in part" + which + ": " + verdict + ". The"
-                    + " record stays in progress without a TTL, so no retry runs the request again; an operator"
-                    + " must inspect the writes and delete the record");
+                    + " record stays in progress for good under a fence no request holds, so no retry runs the request"
+                    + " again; an operator must inspect the writes and delete the record");
+        }
+        String claim = held ? "; the server refused to release the claim too: it lapses after its lease" : "";
+        if (verdict.startsWith("REFUSED")) {
+            return new dev.idemkit.ports.out.StoreUnavailableException(what + ": Redis refused the writes" + which + ": "
+                    + verdict + "; nothing was written" + claim, null);
         }
         return new IllegalStateException(what + " could not be applied" + which + ": " + verdict
-                + "; nothing was written");
+                + "; nothing was written" + claim);
     }
 
     @Override

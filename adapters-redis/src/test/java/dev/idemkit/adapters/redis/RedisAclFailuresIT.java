@@ -7,7 +7,12 @@ import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.StoreUnavailableException;
+import dev.idemkit.domain.httpkey.KeyRecord;
+import dev.idemkit.domain.httpkey.ScopedKey;
+import dev.idemkit.domain.httpkey.StoredResponse;
+import dev.idemkit.ports.out.IdempotencyRecords.Begin;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -105,5 +110,59 @@ class RedisAclFailuresIT {
         assertThatThrownBy(() -> store.runOnce(key, BODY, halfDenied)).hasMessageContaining("partially applied");
         assertThatThrownBy(() -> store.runOnceStaged(key, BODY, halfDenied)).hasMessageContaining("partially applied");
         assertThat(redis.get(counter)).as("never applied twice").isEqualTo("1");
+    }
+
+    @Test
+    void anIdempotencyKeysUnitFailingHalfWayIsNeverRenewedReleasedOrRunAgain() {
+        RedisIdempotencyRecords records = new RedisIdempotencyRecords(restricted, redis.settings);
+        ScopedKey key = ScopedKey.of("client-" + UUID.randomUUID(), "pay-1");
+        String counter = redis.prefix() + ":counter-" + UUID.randomUUID();
+        String hash = redis.prefix() + ":hash-" + UUID.randomUUID();
+        KeyRecord.InProgress claim = ((Begin.Claimed) records.tryBegin(key, BODY, UUID.randomUUID().toString(),
+                Duration.ofSeconds(30))).claim();
+        RedisUnitOfWork work = records.open(key);
+        work.incrBy(counter, 1).hincrBy(hash, "f", 1);
+
+        assertThatThrownBy(() -> records.complete(key, claim, work, CREATED, Duration.ofMinutes(5)))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("applied only in part")
+                .hasMessageContaining("HINCRBY " + hash);
+
+        assertThat(redis.get(counter)).as("the write before the failure").isEqualTo("1");
+        String record = recordKey(key);
+        assertThat(redis.client.getKeys().remainTimeToLive(record)).as("no TTL: it never lapses").isEqualTo(-1L);
+        // a renewal already in flight, or a resent one, must not give it a lease again (it would lapse and run again)
+        assertThat(records.renew(key, claim, Duration.ofMillis(200))).isFalse();
+        assertThat(redis.client.getKeys().remainTimeToLive(record)).isEqualTo(-1L);
+        records.release(key, claim);
+        assertThat(records.find(key)).hasValueSatisfying(r -> assertThat(r).isInstanceOf(KeyRecord.InProgress.class));
+        assertThat(records.tryBegin(key, BODY, UUID.randomUUID().toString(), Duration.ofSeconds(30)))
+                .as("a retry").isInstanceOf(Begin.Held.class);
+        assertThat(records.complete(key, claim, records.open(key), CREATED, Duration.ofMinutes(5)))
+                .as("a resent completion").isFalse();
+        assertThat(redis.get(counter)).as("never applied twice").isEqualTo("1");
+    }
+
+    @Test
+    void anIdempotencyKeysUnitWhoseFirstWriteIsRefusedIsAStoreFailureAndFreesTheKey() {
+        RedisIdempotencyRecords records = new RedisIdempotencyRecords(restricted, redis.settings);
+        ScopedKey key = ScopedKey.of("client-" + UUID.randomUUID(), "pay-2");
+        String hash = redis.prefix() + ":hash-" + UUID.randomUUID();
+        KeyRecord.InProgress claim = ((Begin.Claimed) records.tryBegin(key, BODY, UUID.randomUUID().toString(),
+                Duration.ofSeconds(30))).claim();
+        RedisUnitOfWork work = records.open(key);
+        work.hincrBy(hash, "f", 1);
+
+        assertThatThrownBy(() -> records.complete(key, claim, work, CREATED, Duration.ofMinutes(5)))
+                .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("nothing was written")
+                .hasMessageNotContaining("lapses after its lease");
+        assertThat(records.find(key)).as("the key is free for a retry").isEmpty();
+        assertThat(redis.client.getKeys().countExists(hash)).isZero();
+    }
+
+    private static final StoredResponse CREATED = new StoredResponse(201, java.util.Map.of(),
+            "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+
+    private static String recordKey(ScopedKey key) {
+        return new KeyLayout(redis.settings.keyPrefix(), redis.settings.hashTagScope()).record(key);
     }
 }

@@ -37,6 +37,13 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
         env.put("IDEMKIT_REDIS_URL", choice.url().toString());
         String keyPrefix = choice.prefix();
         RedisSettings settings = RedisSettings.fromEnvironment(env).withKeyPrefix(keyPrefix).withRetentionTtl(inboxRetention);
+        if (settings.topology() == RedisSettings.Topology.CLUSTER) {
+            // every write of the app's consumers and payments goes through a unit of work that a cluster confines to
+            // the claim's hash slot, and the app's keys (balances, payments) are named per account, not per claim
+            throw new dev.idemkit.app.config.ConfigException("redis.topology", "the app's Redis effects and payments"
+                    + " keep their keys by account and payment, outside a claim's hash slot, so the app runs on a single"
+                    + " Redis server (redis.topology=single); the adapters themselves support a cluster");
+        }
         this.redis = RedisStores.connect(settings);
         if (!redis.ping()) {
             redis.close();
