@@ -118,6 +118,23 @@ public final class RabbitMessageTransport implements MessageTransport {
         publisher.publish(queue, AmqpMessages.propertiesOf(message, clock.now().toEpochMilli()), message.body());
     }
 
+    /**
+     * {@code UP}, or {@code DOWN: } and why: the broker blocks publishing (a resource alarm: no retry or dead letter can
+     * be published, so the subscriptions hand no delivery to their handlers until it ends), or a connection is
+     * recovering. Cheap: reads state the connections keep, asks the broker nothing.
+     */
+    @Override
+    public String health() {
+        java.util.Optional<String> blocked = publisher.blockedBy();
+        if (blocked.isPresent()) {
+            return "DOWN: the broker blocks publishing (" + blocked.get() + "); deliveries wait unsettled until it ends";
+        }
+        if (!publishing.isOpen()) {
+            return "DOWN: the publishing connection is recovering";
+        }
+        return consuming.isOpen() ? "UP" : "DOWN: the consuming connection is recovering";
+    }
+
     /** The dead-letter queues of this transport's work queues, sharing its publishing connection. */
     public RabbitDeadLetterQueue deadLetterQueue() {
         return deadLetters;

@@ -29,6 +29,12 @@ import org.slf4j.LoggerFactory;
  * declared anew, with backoff. Closing cancels the consumers, leaves deliveries that arrive afterwards
  * unhandled, waits up to the grace period for in-flight ones to settle, then closes the channels: the
  * broker requeues whatever is unsettled.
+ *
+ * <p>While the broker blocks the publishing connection (a resource alarm, {@link PublishGate}) no delivery reaches the
+ * handler: each dispatch thread waits before handing its next delivery over, so the channel takes no more than its
+ * prefetch, and what it holds stays unsettled (never requeued, which a quorum queue would count against the delivery
+ * limit) until the alarm ends, the channel closes or the subscription does.
+
  */
 final class RabbitSubscription implements Subscription {
     private static final Logger LOG = LoggerFactory.getLogger(RabbitSubscription.class);
@@ -214,7 +220,7 @@ final class RabbitSubscription implements Subscription {
             // every delivered tag is known to the tracker before anything else, even one left unacked here: a batch's
             // multiple ack must never cover a tag nobody settled
             AckTracker tracker = acks.open(envelope.getDeliveryTag());
-            if (closing) {
+            if (closing || !publisher.awaitOpen(() -> closing || !channel.isOpen())) {
                 return; // left unacked: the broker requeues it when the channel closes
             }
             inFlight.incrementAndGet();
