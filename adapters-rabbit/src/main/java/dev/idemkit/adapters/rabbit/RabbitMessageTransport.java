@@ -41,6 +41,7 @@ public final class RabbitMessageTransport implements MessageTransport {
     private final Clock clock;
     private final ExecutorService consumerThreads;
     private final ScheduledExecutorService reopener;
+    private final ScheduledExecutorService giveBacks;
     private final Connection publishing;
     private final Connection consuming;
     private final ConfirmingPublisher publisher;
@@ -61,7 +62,9 @@ public final class RabbitMessageTransport implements MessageTransport {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.consumerThreads = Executors.newCachedThreadPool(named(connectionName + "-consumer"));
+        // apart: a reopen blocked on a dead socket (up to the RPC timeout) must not hold a give-back, which only nacks
         this.reopener = Executors.newSingleThreadScheduledExecutor(named(connectionName + "-reopen"));
+        this.giveBacks = Executors.newSingleThreadScheduledExecutor(named(connectionName + "-give-back"));
         AddressResolver nodes = RabbitConnections.nodes(settings);
         try {
             // declarations run on short-lived channels and are idemkit's own (Declarations): the publishing connection
@@ -72,6 +75,7 @@ public final class RabbitMessageTransport implements MessageTransport {
         } catch (IOException | java.util.concurrent.TimeoutException e) {
             consumerThreads.shutdownNow();
             reopener.shutdownNow();
+            giveBacks.shutdownNow();
             throw new TransportException("cannot connect to " + settings.redactedUri()
                     + (settings.addresses().isEmpty() ? "" : " at " + settings.addresses()) + ": " + e.getMessage(), e);
         }
@@ -103,7 +107,7 @@ public final class RabbitMessageTransport implements MessageTransport {
         Objects.requireNonNull(handler, "handler");
         declarations.ensureQueue(queue);
         RabbitSubscription subscription = new RabbitSubscription(queue, handler, settings, consuming, publisher,
-                declarations, clock, reopener);
+                declarations, clock, reopener, giveBacks);
         subscription.start();
         subscriptions.add(subscription);
         return () -> {
@@ -160,6 +164,7 @@ public final class RabbitMessageTransport implements MessageTransport {
         closeQuietly(consuming);
         closeQuietly(publishing);
         reopener.shutdownNow();
+        giveBacks.shutdownNow();
         consumerThreads.shutdown();
         LOG.info("decision=disconnect uri={}", settings.redactedUri());
     }
@@ -167,6 +172,7 @@ public final class RabbitMessageTransport implements MessageTransport {
     /** Drops both connections without settling anything, as a crashed process would (tests only). */
     void abort() {
         reopener.shutdownNow();
+        giveBacks.shutdownNow();
         consuming.abort();
         publishing.abort();
         consumerThreads.shutdownNow();
