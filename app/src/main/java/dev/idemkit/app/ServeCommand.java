@@ -118,7 +118,8 @@ final class ServeCommand extends AppCommand {
             try {
                 api = ApiServer.start(new InetSocketAddress(settings.http().port()), OperatorConsole.routes(console,
                         new PaymentsApi(assembly.paymentCharger(), assembly.store().ledger(), apiKeys,
-                                assembly.metrics(), () -> Map.of("store", assembly.store().health()),
+                                assembly.metrics(), () -> Map.of("store", assembly.store().health(),
+                                        "transport", assembly.transport().health()),
                                 dev.idemkit.domain.httpkey.KeyPolicy.defaults(), assembly.tracing())),
                         settings.http().limits());
             } catch (BindException e) {

@@ -14,7 +14,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
-/** idemkit's health: the store, and the dead-letter queues of the idempotent listeners. */
+/** idemkit's health: the store, the listeners' settle paths (a broker that blocks publishing), their dead-letter queues. */
 @AutoConfiguration(after = {IdemkitPostgresAutoConfiguration.class, IdemkitRabbitAutoConfiguration.class})
 @ConditionalOnProperty(prefix = "idemkit", name = "enabled", matchIfMissing = true)
 @ConditionalOnClass({JoinedInboxStore.class, HealthIndicator.class})
@@ -25,9 +25,18 @@ public class IdemkitHealthAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "idemkitHealthIndicator")
     IdemkitHealthIndicator idemkitHealthIndicator(DataSource dataSource, IdemkitSchema schema,
-            ObjectProvider<DeadLetterDepths> deadLetters, IdemkitProperties properties) {
+            ObjectProvider<DeadLetterDepths> deadLetters, ObjectProvider<TransportHealth> transport,
+            IdemkitProperties properties) {
         DeadLetterDepths depths = deadLetters.getIfAvailable(() -> Map::of);
-        return new IdemkitHealthIndicator(dataSource, depths::depths, properties.getRabbit().getAlertThreshold());
+        TransportHealth settle = transport.getIfAvailable(() -> () -> "UP");
+        return new IdemkitHealthIndicator(dataSource, depths::depths, settle::health,
+                properties.getRabbit().getAlertThreshold());
+    }
+
+    /** Whether the idempotent listeners' settle paths can publish: "UP" or "DOWN: " and why. */
+    @FunctionalInterface
+    interface TransportHealth {
+        String health();
     }
 
     /** The depths of the idempotent listeners' dead-letter queues, without naming spring-rabbit where it may be absent. */

@@ -13,7 +13,10 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
  * idemkit's part of the service's health ({@code /actuator/health/idemkit}): DOWN when idemkit's inbox table cannot
- * be read (the database is unreachable, or the migrations never ran); otherwise UP, with the depth of every
+ * be read (the database is unreachable, or the migrations never ran), or when the idempotent listeners' settle paths
+ * cannot publish (the broker blocks publishing during a resource alarm: no retry or dead letter can be published, and
+ * the listeners' deliveries wait unsettled, in the words of the RabbitMQ transport's own health); otherwise UP, with
+ * the depth of every
  * dead-letter queue the idempotent listeners use and whether one is above the alert threshold ({@code alert: true}).
  * A full dead-letter queue is an operator's alert, not a reason to take the instance out of service, so it does not
  * change the status. Never reads a message.
@@ -23,11 +26,14 @@ final class IdemkitHealthIndicator implements HealthIndicator {
 
     private final DataSource dataSource;
     private final Supplier<Map<String, Long>> deadLetterDepths;
+    private final Supplier<String> transport;
     private final int alertThreshold;
 
-    IdemkitHealthIndicator(DataSource dataSource, Supplier<Map<String, Long>> deadLetterDepths, int alertThreshold) {
+    IdemkitHealthIndicator(DataSource dataSource, Supplier<Map<String, Long>> deadLetterDepths,
+            Supplier<String> transport, int alertThreshold) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.deadLetterDepths = Objects.requireNonNull(deadLetterDepths, "deadLetterDepths");
+        this.transport = Objects.requireNonNull(transport, "transport");
         this.alertThreshold = alertThreshold;
     }
 
@@ -39,7 +45,9 @@ final class IdemkitHealthIndicator implements HealthIndicator {
         } catch (SQLException e) {
             return Health.down().withDetail("store", "idemkit's inbox table is not readable: " + e.getMessage()).build();
         }
-        Health.Builder health = Health.up().withDetail("store", "reachable");
+        String settle = transport.get();
+        Health.Builder health = ("UP".equals(settle) ? Health.up() : Health.down()).withDetail("store", "reachable")
+                .withDetail("transport", settle);
         Map<String, Long> depths = new TreeMap<>(deadLetterDepths.get());
         if (!depths.isEmpty()) {
             health.withDetail("deadLetters", depths).withDetail("alertThreshold", alertThreshold)

@@ -78,6 +78,11 @@ public class IdemkitRabbitAutoConfiguration {
         }
 
         @Bean
+        IdemkitHealthAutoConfiguration.TransportHealth idemkitRabbitSettleHealth(RabbitAdoptedDeliveries deliveries) {
+            return deliveries::health;
+        }
+
+        @Bean
         @ConditionalOnMissingBean
         IdempotentListenerAdvice idempotentListenerAdvice(DataSource dataSource,
                 PlatformTransactionManager transactionManager, RabbitAdoptedDeliveries deliveries, InboxMeters meters,

@@ -26,6 +26,10 @@ import java.util.concurrent.TimeoutException;
  * <p>A small pool of confirm-mode channels, each used by one thread at a time for the write only; the
  * wait for the confirm happens outside the pool, so concurrent callers pipeline instead of queueing.
  * Returns are matched to their publish through a header carrying the channel's sequence number.
+ *
+ * <p>A resource alarm ({@link PublishGate}): nothing is written while the broker blocks publishing (a publish fails at
+ * once, a settle's copy waits), and the confirm timeout of a publish already written counts only the time the broker
+ * let the connection publish, so a copy the broker will still take is never abandoned and written a second time.
  */
 final class ConfirmingPublisher implements AutoCloseable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ConfirmingPublisher.class);
@@ -35,10 +39,12 @@ final class ConfirmingPublisher implements AutoCloseable {
     private final Connection connection;
     private final Duration timeout;
     private final BlockingQueue<ConfirmChannel> idle;
+    private final PublishGate gate;
 
     ConfirmingPublisher(Connection connection, int channels, Duration timeout) {
         this.connection = connection;
         this.timeout = timeout;
+        this.gate = PublishGate.of(connection);
         this.idle = new ArrayBlockingQueue<>(channels);
         for (int i = 0; i < channels; i++) {
             idle.add(new ConfirmChannel(null));
@@ -51,7 +57,8 @@ final class ConfirmingPublisher implements AutoCloseable {
      * died, the broker closed it) while the consuming one is fine. Giving up at once would requeue the delivery, which
      * is redelivered at once and fails again: a spin that, on a quorum queue, burns the message's delivery limit in
      * about a second ({@code PublishingConnectionLossIT}). A {@link TopologyMismatchException} is not retried: waiting
-     * cannot fix it.
+     * cannot fix it. While the broker blocks publishing (a resource alarm) nothing is tried and the patience does not
+     * run: the delivery stays held, unsettled, until the alarm ends or {@code stillHeld} turns false.
      *
      * @param what names the delivery in the log lines (queue and printable id)
      */
@@ -66,8 +73,10 @@ final class ConfirmingPublisher implements AutoCloseable {
     void publishPatiently(Runnable prepare, String target, AMQP.BasicProperties copy, byte[] body, Duration patience,
             java.util.function.BooleanSupplier stillHeld, String what) {
         long deadline = System.nanoTime() + patience.toNanos();
+        long blockedAtStart = gate.blockedNanos();
         long pause = 50;
         for (int tries = 1; ; tries++) {
+            awaitPublishing(stillHeld, what);
             try {
                 prepare.run();
                 publish(target, copy, body);
@@ -78,7 +87,8 @@ final class ConfirmingPublisher implements AutoCloseable {
             } catch (TopologyMismatchException e) {
                 throw e;
             } catch (TransportException e) {
-                if (!stillHeld.getAsBoolean() || System.nanoTime() + pause * 1_000_000 > deadline) {
+                long alarm = gate.blockedNanos() - blockedAtStart; // the patience runs only while publishing is open
+                if (!stillHeld.getAsBoolean() || System.nanoTime() + pause * 1_000_000 > deadline + alarm) {
                     throw e;
                 }
                 if (tries == 1) {
@@ -96,8 +106,42 @@ final class ConfirmingPublisher implements AutoCloseable {
         }
     }
 
-    /** Publishes {@code body} to queue {@code routingKey}; returns when the broker confirmed it. */
+    /** While the broker blocks publishing, waits (unsettled) until it stops or {@code stillHeld} turns false. */
+    private void awaitPublishing(java.util.function.BooleanSupplier stillHeld, String what) {
+        if (gate.blockedBy().isEmpty()) {
+            return;
+        }
+        LOG.warn("decision=settle-held-by-alarm delivery=\"{}\" reason=\"{}\"", what, gate.blockedBy().orElse(""));
+        if (!gate.awaitOpen(() -> !stillHeld.getAsBoolean())) {
+            throw new TransportException("the broker blocked publishing (" + gate.blockedBy().orElse("") + ") until the"
+                    + " delivery was no longer held: nothing was published");
+        }
+    }
+
+    /**
+     * Waits while the broker blocks publishing (a resource alarm), for as long as {@code giveUp} says no.
+     *
+     * @return whether publishing is open
+     */
+    boolean awaitOpen(java.util.function.BooleanSupplier giveUp) {
+        return gate.awaitOpen(giveUp);
+    }
+
+    /** Why the broker blocks this publisher's connection (its alarm's reason); empty while it does not. */
+    java.util.Optional<String> blockedBy() {
+        return gate.blockedBy();
+    }
+
+    /**
+     * Publishes {@code body} to queue {@code routingKey}; returns when the broker confirmed it. Fails at once, writing
+     * nothing, while the broker blocks publishing.
+     */
     void publish(String routingKey, AMQP.BasicProperties props, byte[] body) {
+        java.util.Optional<String> blocked = gate.blockedBy();
+        if (blocked.isPresent()) {
+            throw new TransportException("publish to " + routingKey + " not sent: the broker blocks publishing ("
+                    + blocked.get() + ")");
+        }
         Pending pending;
         ConfirmChannel slot = borrow();
         try {
@@ -108,7 +152,7 @@ final class ConfirmingPublisher implements AutoCloseable {
             idle.add(slot);
         }
         try {
-            pending.future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            awaitConfirm(pending.future);
         } catch (TimeoutException e) {
             pending.owner.remove(pending.seq);
             throw new TransportException("publish to " + routingKey + " not confirmed within " + timeout.toMillis() + " ms");
@@ -118,6 +162,28 @@ final class ConfirmingPublisher implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TransportException("interrupted while waiting for the confirm of a publish to " + routingKey, e);
+        }
+    }
+
+    /**
+     * The confirm, waited for up to the timeout counted from the publish or the last unblocking, whichever is later,
+     * and for as long as the broker blocks publishing: a publish written before an alarm is taken after it.
+     */
+    private void awaitConfirm(CompletableFuture<Void> confirm)
+            throws TimeoutException, ExecutionException, InterruptedException {
+        long written = System.nanoTime();
+        while (true) {
+            long left = gate.blockedBy().isPresent() ? timeout.toNanos()
+                    : Math.max(written, gate.openSince()) + timeout.toNanos() - System.nanoTime();
+            if (left <= 0) {
+                throw new TimeoutException();
+            }
+            try {
+                confirm.get(left, TimeUnit.NANOSECONDS);
+                return;
+            } catch (TimeoutException stillWaiting) {
+                // blocked meanwhile, or unblocked since: the loop decides
+            }
         }
     }
 

@@ -119,6 +119,19 @@ public final class RabbitAdoptedDeliveries implements AutoCloseable {
                 "x-dead-letter-routing-key", RabbitTopology.deadLetterQueue(queue));
     }
 
+    /**
+     * {@code UP}, or {@code DOWN: } and why, in the words of {@link RabbitMessageTransport#health}: the broker blocks
+     * publishing (a resource alarm: a settle that must publish holds its listener thread, its delivery unsettled, until
+     * the alarm ends), or the settle connection is recovering. Asks the broker nothing.
+     */
+    public String health() {
+        java.util.Optional<String> blocked = publisher.blockedBy();
+        if (blocked.isPresent()) {
+            return "DOWN: the broker blocks publishing (" + blocked.get() + "); deliveries wait unsettled until it ends";
+        }
+        return publishing.isOpen() ? "UP" : "DOWN: the settle connection is recovering";
+    }
+
     /** The dead-letter queues of the adopted queues (depth, inspection, approved redrive). */
     public RabbitDeadLetterQueue deadLetterQueue() {
         return deadLetters;

@@ -7,6 +7,9 @@ import java.util.List;
 
 /** How idemkit connects to RabbitMQ: the factory's recovery, heartbeat and timeouts, and the node order. */
 final class RabbitConnections {
+    /** The bound of one synchronous call to the broker: well under heartbeat detection, well over a slow declare. */
+    static final java.time.Duration RPC_TIMEOUT = java.time.Duration.ofSeconds(10);
+
     private RabbitConnections() {}
 
     static ConnectionFactory factory(RabbitSettings settings, boolean recoverTopology) {
@@ -21,6 +24,9 @@ final class RabbitConnections {
         f.setNetworkRecoveryInterval(1_000);
         f.setRequestedHeartbeat(15);
         f.setConnectionTimeout(5_000);
+        // every synchronous call (channel open, declare, qos, consume, close) gives up after this instead of waiting
+        // for heartbeat detection (two missed 15 s heartbeats) on a socket that died silently
+        f.setChannelRpcTimeout((int) RPC_TIMEOUT.toMillis());
         return f;
     }
 

@@ -41,6 +41,7 @@ public final class RabbitMessageTransport implements MessageTransport {
     private final Clock clock;
     private final ExecutorService consumerThreads;
     private final ScheduledExecutorService reopener;
+    private final ScheduledExecutorService giveBacks;
     private final Connection publishing;
     private final Connection consuming;
     private final ConfirmingPublisher publisher;
@@ -61,7 +62,9 @@ public final class RabbitMessageTransport implements MessageTransport {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.consumerThreads = Executors.newCachedThreadPool(named(connectionName + "-consumer"));
+        // apart: a reopen blocked on a dead socket (up to the RPC timeout) must not hold a give-back, which only nacks
         this.reopener = Executors.newSingleThreadScheduledExecutor(named(connectionName + "-reopen"));
+        this.giveBacks = Executors.newSingleThreadScheduledExecutor(named(connectionName + "-give-back"));
         AddressResolver nodes = RabbitConnections.nodes(settings);
         try {
             // declarations run on short-lived channels and are idemkit's own (Declarations): the publishing connection
@@ -72,6 +75,7 @@ public final class RabbitMessageTransport implements MessageTransport {
         } catch (IOException | java.util.concurrent.TimeoutException e) {
             consumerThreads.shutdownNow();
             reopener.shutdownNow();
+            giveBacks.shutdownNow();
             throw new TransportException("cannot connect to " + settings.redactedUri()
                     + (settings.addresses().isEmpty() ? "" : " at " + settings.addresses()) + ": " + e.getMessage(), e);
         }
@@ -103,7 +107,7 @@ public final class RabbitMessageTransport implements MessageTransport {
         Objects.requireNonNull(handler, "handler");
         declarations.ensureQueue(queue);
         RabbitSubscription subscription = new RabbitSubscription(queue, handler, settings, consuming, publisher,
-                declarations, clock, reopener);
+                declarations, clock, reopener, giveBacks);
         subscription.start();
         subscriptions.add(subscription);
         return () -> {
@@ -116,6 +120,23 @@ public final class RabbitMessageTransport implements MessageTransport {
     public void publish(String queue, OutgoingMessage message) {
         declarations.ensureQueue(queue);
         publisher.publish(queue, AmqpMessages.propertiesOf(message, clock.now().toEpochMilli()), message.body());
+    }
+
+    /**
+     * {@code UP}, or {@code DOWN: } and why: the broker blocks publishing (a resource alarm: no retry or dead letter can
+     * be published, so the subscriptions hand no delivery to their handlers until it ends), or a connection is
+     * recovering. Cheap: reads state the connections keep, asks the broker nothing.
+     */
+    @Override
+    public String health() {
+        java.util.Optional<String> blocked = publisher.blockedBy();
+        if (blocked.isPresent()) {
+            return "DOWN: the broker blocks publishing (" + blocked.get() + "); deliveries wait unsettled until it ends";
+        }
+        if (!publishing.isOpen()) {
+            return "DOWN: the publishing connection is recovering";
+        }
+        return consuming.isOpen() ? "UP" : "DOWN: the consuming connection is recovering";
     }
 
     /** The dead-letter queues of this transport's work queues, sharing its publishing connection. */
@@ -143,6 +164,7 @@ public final class RabbitMessageTransport implements MessageTransport {
         closeQuietly(consuming);
         closeQuietly(publishing);
         reopener.shutdownNow();
+        giveBacks.shutdownNow();
         consumerThreads.shutdown();
         LOG.info("decision=disconnect uri={}", settings.redactedUri());
     }
@@ -150,6 +172,7 @@ public final class RabbitMessageTransport implements MessageTransport {
     /** Drops both connections without settling anything, as a crashed process would (tests only). */
     void abort() {
         reopener.shutdownNow();
+        giveBacks.shutdownNow();
         consuming.abort();
         publishing.abort();
         consumerThreads.shutdownNow();

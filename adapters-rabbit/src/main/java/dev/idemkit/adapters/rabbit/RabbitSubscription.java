@@ -29,6 +29,15 @@ import org.slf4j.LoggerFactory;
  * declared anew, with backoff. Closing cancels the consumers, leaves deliveries that arrive afterwards
  * unhandled, waits up to the grace period for in-flight ones to settle, then closes the channels: the
  * broker requeues whatever is unsettled.
+ *
+ * <p>While the broker blocks the publishing connection (a resource alarm, {@link PublishGate}) no delivery reaches the
+ * handler: each dispatch thread waits before handing its next delivery over, so the channel takes no more than its
+ * prefetch, and what it holds stays unsettled (never requeued, which a quorum queue would count against the delivery
+ * limit) until the alarm ends, the channel closes or the subscription does.
+ *
+ * <p>Reopens and resubscribes run on {@code reopener}; each call they make to the broker is bounded by the connection's
+ * RPC timeout ({@link RabbitConnections}), so one stuck on a silently dead socket does not hold the others until
+ * heartbeat detection. Delayed give-backs run on a scheduler of their own ({@code giveBacks}) that makes no such call.
  */
 final class RabbitSubscription implements Subscription {
     private static final Logger LOG = LoggerFactory.getLogger(RabbitSubscription.class);
@@ -41,12 +50,14 @@ final class RabbitSubscription implements Subscription {
     private final Declarations declarations;
     private final Clock clock;
     private final ScheduledExecutorService reopener;
+    private final ScheduledExecutorService giveBacks;
     private final List<ChannelConsumer> consumers = new CopyOnWriteArrayList<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean closing;
 
     RabbitSubscription(String queue, DeliveryHandler handler, RabbitSettings settings, Connection connection,
-            ConfirmingPublisher publisher, Declarations declarations, Clock clock, ScheduledExecutorService reopener) {
+            ConfirmingPublisher publisher, Declarations declarations, Clock clock, ScheduledExecutorService reopener,
+            ScheduledExecutorService giveBacks) {
         this.queue = queue;
         this.handler = handler;
         this.settings = settings;
@@ -55,6 +66,7 @@ final class RabbitSubscription implements Subscription {
         this.declarations = declarations;
         this.clock = clock;
         this.reopener = reopener;
+        this.giveBacks = giveBacks;
     }
 
     void start() {
@@ -214,14 +226,14 @@ final class RabbitSubscription implements Subscription {
             // every delivered tag is known to the tracker before anything else, even one left unacked here: a batch's
             // multiple ack must never cover a tag nobody settled
             AckTracker tracker = acks.open(envelope.getDeliveryTag());
-            if (closing) {
+            if (closing || !publisher.awaitOpen(() -> closing || !channel.isOpen())) {
                 return; // left unacked: the broker requeues it when the channel closes
             }
             inFlight.incrementAndGet();
             RabbitDelivery delivery;
             try {
                 delivery = new RabbitDelivery(channel, envelope.getDeliveryTag(), envelope.isRedeliver(), props, body,
-                        queue, publisher, declarations, clock, inFlight::decrementAndGet, reopener, tracker);
+                        queue, publisher, declarations, clock, inFlight::decrementAndGet, giveBacks, tracker);
             } catch (RuntimeException e) {
                 // nothing a producer sends may stop the consumer: the broker dead-letters it (x-death: rejected)
                 inFlight.decrementAndGet();

@@ -21,6 +21,15 @@ public interface MessageTransport extends AutoCloseable {
      */
     void publish(String queue, OutgoingMessage message);
 
+    /**
+     * Whether the transport can take and settle deliveries now: {@code "UP"}, or {@code "DOWN: "} followed by why (for
+     * instance, RabbitMQ blocks publishing during a resource alarm, so no retry or dead letter could be published).
+     * Cheap and non-blocking: it reads what the transport already knows and asks the broker nothing. Thread-safe.
+     */
+    default String health() {
+        return "UP";
+    }
+
     /** Closes connections; subscriptions are closed first. */
     @Override
     void close();
