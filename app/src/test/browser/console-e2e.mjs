@@ -69,10 +69,15 @@ try {
   await page.fill('#why', 'payment provider is back');
   const countBefore = await page.textContent('#count');
   await page.click('#redrive');
-  // after a redrive the page reloads the audit, then the queues and the list
+  // the redrive is a job: the page polls it, showing its progress, until it is done; then it reloads the audit,
+  // the queues and the list
+  await page.waitForFunction(() => /: (running|done), \d+ of 5 done/.test(document.getElementById('progress').textContent));
+  seen.progressSeen = await page.textContent('#progress');
   await page.waitForFunction(before => document.querySelectorAll('#results tbody tr').length === 5
+    && document.getElementById('progress').textContent.includes(': done, 5 of 5 done')
     && document.querySelectorAll('#audit tbody tr').length >= 2
     && document.getElementById('count').textContent !== before, countBefore);
+  seen.progress = await page.textContent('#progress');
   seen.redrive = await page.locator('#results tbody tr').allTextContents();
   seen.audit = await page.locator('#audit tbody tr').allTextContents();
   seen.rowsAfter = await page.locator('#letters tbody tr').count();

@@ -180,6 +180,7 @@ final class ServeCommand extends AppCommand {
                 batchers.forEach(BatchingConsumer::close); // first: it settles what it queued, then hands over
                 subscriptions.forEach(Subscription::close);
                 api.close();
+                console.close(); // its redrive jobs stop between two dead letters, before the broker is closed
             } finally {
                 scheduler.shutdownNow();
                 if (relay != null) {

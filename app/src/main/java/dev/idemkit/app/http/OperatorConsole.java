@@ -14,7 +14,6 @@ import dev.idemkit.domain.deadletter.DeadLetter;
 import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.domain.httpkey.ClientId;
 import dev.idemkit.ports.in.DeadLetters;
-import dev.idemkit.ports.in.DeadLetters.RedriveResult;
 import dev.idemkit.ports.in.Redrives;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.DeadLetterEntry;
@@ -51,19 +50,23 @@ import org.slf4j.LoggerFactory;
  *       body only with {@code reveal=true}, as sanitized text (control characters escaped, at most 16 KiB);
  *   <li>{@code POST /ops/redrive} {@code {"queue", "ids": [...], "approver", "reason", "dry_run",
  *       "past_window_approver", "past_window_reason"}} (approver and reason required unless {@code dry_run}): what a
- *       redrive
- *       would do ({@code dry_run: true}: republish, or skip because the inbox already holds the key, the id is
- *       unusable, or it is older than the dedup window), or does it; recorded in the audit with the operator;
+ *       redrive would do ({@code dry_run: true}, answered at once: republish, or skip because the inbox already holds the
+ *       key, the id is unusable, or it is older than the dedup window), or does it as a job ({@link RedriveJobs}):
+ *       {@code 202} with {@code {"job", "state": "running", "done", "total", "audit_id"}} and {@code Location} once it
+ *       began, {@code 409} naming the running job while the queue has one; recorded in the audit with the operator;
+ *   <li>{@code GET /ops/redrive/jobs/{id}}: a job's state (running, done, failed), how many of how many are done, and
+ *       the results as the redrive reported them ({@code error} and {@code not_attempted} when it stopped);
  *   <li>{@code GET /ops/audit}: the last 100 redrives and dry runs, newest first, as {@link RedriveAudit} recorded them.
  * </ul>
- * The console routes and speaks JSON; a redrive is the {@link Redrives} operation's (the one the command line calls):
- * one dead letter at a time (republish, confirmed, then removal from the dead-letter queue) at its rate, per queue one
+ * The console routes and speaks JSON; a redrive is the {@link Redrives} operation's (the one the command line calls),
+ * run by the console on its own threads so that no HTTP worker waits for it; closing the console stops its jobs
+ * between two dead letters. One dead letter at a time (republish, confirmed, then removal from the dead-letter queue) at its rate, per queue one
  * at a time, audited; interrupted anywhere, each message is back in its queue, still in the dead-letter queue, or
  * (killed between the two steps) in both, and the inbox makes the second copy a duplicate. Sending the same request
  * again resumes it: what was moved is no longer found, what was processed meanwhile is skipped. A second approval
  * ({@code past_window_approver}, {@code past_window_reason}) also redrives dead letters older than the dedup window.
  */
-public final class OperatorConsole implements HttpHandler {
+public final class OperatorConsole implements HttpHandler, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(OperatorConsole.class);
     static final int MAX_LISTED = 500;
     static final int MAX_REVEALED_CHARS = 16 * 1024;
@@ -76,6 +79,7 @@ public final class OperatorConsole implements HttpHandler {
     private final ApiKeys operators;
     private final int alertThreshold;
     private final Clock clock;
+    private final RedriveJobs jobs;
 
     /**
      * @param queues the app's work queues, each with the dead-letter operations of its consumer (what the console lists
@@ -89,6 +93,13 @@ public final class OperatorConsole implements HttpHandler {
         this.operators = Objects.requireNonNull(operators, "operators");
         this.alertThreshold = alertThreshold;
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.jobs = new RedriveJobs(redrives, redrives.queues().size());
+    }
+
+    /** Stops the running redrive jobs between two dead letters (bounded), and refuses new ones. */
+    @Override
+    public void close() {
+        jobs.close();
     }
 
     /** {@code /console} and {@code /ops/...} to {@code console}, everything else to {@code api}. */
@@ -147,6 +158,8 @@ public final class OperatorConsole implements HttpHandler {
             show(ex, query, path.substring("/ops/dead-letters/".length())); // getPath() is decoded once already
         } else if (path.equals("/ops/redrive") && method.equals("POST")) {
             redrive(ex, operator.get());
+        } else if (path.startsWith("/ops/redrive/jobs/") && method.equals("GET")) {
+            job(ex, path.substring("/ops/redrive/jobs/".length()));
         } else if (path.equals("/ops/audit") && method.equals("GET")) {
             auditLog(ex);
         } else {
@@ -272,28 +285,90 @@ public final class OperatorConsole implements HttpHandler {
             }
             ids.add(n.asText());
         });
-        Redrives.Outcome outcome = redrives.redrive(new Redrives.Command(queue, ids, operator.value(),
-                new Approval(approver, reason, clock.now()), pastWindow, dryRun));
+        Redrives.Command command = new Redrives.Command(queue, ids, operator.value(),
+                new Approval(approver, reason, clock.now()), pastWindow, dryRun);
+        if (dryRun) {
+            dryRun(ex, command);
+        } else {
+            submit(ex, command);
+        }
+    }
+
+    /**
+     * A dry run moves nothing and waits for no rate: answered at once, as it always was. It plans under the queue's
+     * lock, so while a job of the queue runs it is refused like another redrive (it would wait for the job).
+     */
+    private void dryRun(HttpExchange ex, Redrives.Command command) throws IOException {
+        Optional<RedriveJobs.Job> running = jobs.runningOn(command.queue());
+        if (running.isPresent()) {
+            busy(ex, running.get());
+            return;
+        }
+        Redrives.Outcome outcome = redrives.redrive(command);
         if (outcome.nothingFound()) {
-            problem(ex, 404, "Not Found", "unknown-dead-letter", "None of the " + ids.size() + " ids is in the"
-                    + " dead-letter queue of " + queue + " (already redriven, or never there).");
+            noneFound(ex, command);
             return;
         }
         ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
-        root.put("queue", queue).put("dry_run", dryRun).put("audit_id", outcome.auditId().getAsLong());
-        ArrayNode items = root.putArray("results");
-        for (RedriveResult r : outcome.results()) {
-            items.addObject().put("id", r.deadLetterId()).put("found", r.found()).put("action", r.action().name())
-                    .put("age_seconds", r.age().toSeconds()).put("dedup_window_seconds", r.dedupWindow().toSeconds());
-        }
-        outcome.failure().ifPresent(failure -> {
-            root.put("error", "stopped after " + outcome.results().size() + " of "
-                    + (outcome.results().size() + outcome.notAttempted().size()) + ": " + failure + "; the others are still in the dead-letter"
-                    + " queue, send the same request again to resume");
-            ArrayNode left = root.putArray("not_attempted");
-            outcome.notAttempted().forEach(left::add);
-        });
+        root.put("queue", command.queue()).put("dry_run", true).put("audit_id", outcome.auditId().getAsLong());
+        RedriveJobs.results(root, outcome.results());
+        RedriveJobs.failure(root, outcome);
         json(ex, outcome.failure().isEmpty() ? 200 : 503, root);
+    }
+
+    /**
+     * A real redrive becomes a job: {@code 202} with it once it began (planned and recorded in the audit), {@code 409}
+     * while another job of the queue runs; refused or none of its ids found, answered as before (400, 404).
+     */
+    private void submit(HttpExchange ex, Redrives.Command command) throws IOException {
+        RedriveJobs.Submission submission;
+        try {
+            submission = jobs.submit(command);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while starting the redrive");
+        }
+        if (submission instanceof RedriveJobs.Submission.Busy b) {
+            busy(ex, b.running());
+            return;
+        }
+        RedriveJobs.Job job = ((RedriveJobs.Submission.Started) submission).job();
+        if (job.error().isPresent() && job.auditId().isEmpty()) {
+            jobs.forget(job);
+            throw job.error().get(); // refused before it began: 400 for a refused approval, as before
+        }
+        if (job.nothingFound()) {
+            jobs.forget(job);
+            noneFound(ex, command);
+            return;
+        }
+        LOG.info("redrive job={} queue={} operator={} ids={} audit={}", job.id, command.queue(),
+                Printable.id(command.operator()), command.ids().size(), job.auditId().isPresent()
+                        ? job.auditId().getAsLong() : "not yet");
+        ex.getResponseHeaders().set("Location", "/ops/redrive/jobs/" + job.id);
+        json(ex, 202, job.json());
+    }
+
+    private void job(HttpExchange ex, String id) throws IOException {
+        Optional<RedriveJobs.Job> job = jobs.find(id);
+        if (job.isEmpty()) {
+            problem(ex, 404, "Not Found", "unknown-job", "No redrive job " + printable(id) + " (the console keeps the"
+                    + " last " + RedriveJobs.KEPT + "; GET /ops/audit has every redrive).");
+            return;
+        }
+        json(ex, 200, job.get().json());
+    }
+
+    private static void busy(HttpExchange ex, RedriveJobs.Job running) throws IOException {
+        ex.getResponseHeaders().set("Location", "/ops/redrive/jobs/" + running.id);
+        problem(ex, 409, "Conflict", "redrive-running", "A redrive of " + running.queue() + " is running: job "
+                + running.id + " (" + running.done() + " of " + running.total() + " done; GET /ops/redrive/jobs/"
+                + running.id + "). One redrive per queue at a time: send this again once it has ended.");
+    }
+
+    private static void noneFound(HttpExchange ex, Redrives.Command command) throws IOException {
+        problem(ex, 404, "Not Found", "unknown-dead-letter", "None of the " + command.ids().size() + " ids is in the"
+                + " dead-letter queue of " + command.queue() + " (already redriven, or never there).");
     }
 
     /**

@@ -27,7 +27,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -41,10 +40,13 @@ import org.junit.jupiter.api.Test;
  * <ul>
  *   <li>in headless Chromium (Debian's, driven by Playwright from {@code src/test/browser}): 12 dead letters raise the
  *       alert, filter, reveal a body, a dry run skips the one the inbox already processed, five are redriven with an
- *       approval and processed, the audit shows it; a screenshot is written to {@code target/console.png};
+ *       approval (a job whose progress the page polls) and processed, the audit shows it; a screenshot is written to {@code target/console.png};
+ *   <li>a redrive is a job: its POST answers at once, the job shows its progress, another redrive of the queue
+ *       meanwhile is refused naming it;
  *   <li>a bulk redrive interrupted by SIGKILL of serve: after the restart every selected message was redriven and
  *       processed exactly once or is still in the dead-letter queue, none is lost, and the same request again
- *       finishes it.
+ *       finishes it;
+ *   <li>a redrive job when serve stops (SIGTERM): stopped between two dead letters, recorded as such, resumed.
  * </ul>
  */
 class ConsoleServeIT {
@@ -113,6 +115,8 @@ class ConsoleServeIT {
         assertThat(seen.get("withoutApprover").asText()).contains("400");
         assertThat(seen.get("redrive")).hasSize(5)
                 .allSatisfy(r -> assertThat(r.asText()).contains("republish").doesNotContain("would"));
+        assertThat(seen.get("progressSeen").asText()).startsWith("redrive job ").containsPattern(" of 5 done");
+        assertThat(seen.get("progress").asText()).contains("done, 5 of 5 done").contains("(audit #");
         assertThat(seen.get("audit").get(0).asText()).contains("ana").contains("payment provider is back");
         assertThat(seen.get("rowsAfter").asInt()).isEqualTo(7);
         assertThat(screenshot).isNotEmptyFile();
@@ -133,28 +137,72 @@ class ConsoleServeIT {
     }
 
     /**
-     * 20 dead letters redriven at 4 per second; serve is SIGKILLed once some are processed. After the restart each
-     * message is processed at most once, and processed or still in the dead-letter queue; the same request sent
-     * again finishes the redrive (what moved is not found, what was processed is skipped): all 20 exactly once.
+     * A real redrive is a job (issue 29 item 6): 20 dead letters at 4 per second take about 5 s, and the POST answers
+     * {@code 202} with the job at once; meanwhile another redrive or a dry run of the queue is {@code 409} naming the
+     * job, the job shows its progress, then done with every result; all 20 processed exactly once.
+     */
+    @Test
+    void aRedriveRunsAsAJobWhosePostAnswersAtOnceAndWhichShowsProgressThenDone() throws Exception {
+        int n = 20;
+        Map<String, Object> request = serveWithDeadLetters("redrive-job", n);
+        List<String> all = all(n);
+        long start = System.nanoTime();
+        HttpResponse<byte[]> accepted = HTTP.send(post("/ops/redrive", request), HttpResponse.BodyHandlers
+                .ofByteArray());
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        String answer = new String(accepted.body(), StandardCharsets.UTF_8);
+        assertThat(took).as("the POST answers before the redrive (about 5 s) is done; %s", answer)
+                .isLessThan(Duration.ofMillis(1500));
+        assertThat(accepted.statusCode()).as(answer).isEqualTo(202);
+        JsonNode job = CanonicalJson.MAPPER.readTree(accepted.body());
+        String id = job.get("job").asText();
+        assertThat(accepted.headers().firstValue("Location")).hasValue("/ops/redrive/jobs/" + id);
+        assertThat(job.get("state").asText()).isEqualTo("running");
+        assertThat(job.get("total").asInt()).isEqualTo(n);
+
+        for (Map<String, Object> other : List.<Map<String, Object>>of(Map.of("queue", QUEUE, "ids", all.subList(15, n),
+                "approver", "bo", "reason", "again"), Map.of("queue", QUEUE, "ids", all, "dry_run", true))) {
+            HttpResponse<byte[]> refused = HTTP.send(post("/ops/redrive", other), HttpResponse.BodyHandlers
+                    .ofByteArray());
+            assertThat(refused.statusCode()).as("while the job runs").isEqualTo(409);
+            assertThat(new String(refused.body(), StandardCharsets.UTF_8)).contains(id);
+        }
+        Awaitility.await("the job reports progress").atMost(Duration.ofSeconds(30)).until(() -> {
+            JsonNode j = job(id);
+            return j.get("state").asText().equals("running") && j.get("done").asInt() > 0;
+        });
+        Awaitility.await("the job done").atMost(Duration.ofSeconds(60))
+                .until(() -> !job(id).get("state").asText().equals("running"));
+        JsonNode done = job(id);
+        assertThat(done.get("state").asText()).as(done.toString()).isEqualTo("done");
+        assertThat(done.get("done").asInt()).isEqualTo(n);
+        assertThat(done.get("results")).hasSize(n).allSatisfy(r -> assertThat(r.get("action").asText())
+                .isEqualTo("REPUBLISH"));
+        JsonNode audit = latestAudit();
+        assertThat(done.get("audit_id").asLong()).as("the job names its audit entry").isEqualTo(audit.get("id")
+                .asLong());
+        assertThat(audit.get("state").asText()).isEqualTo("done");
+        assertThat(get("/ops/redrive/jobs/" + UUID.randomUUID()).statusCode()).as("an unknown job").isEqualTo(404);
+
+        assertEachProcessedOnce(n);
+        assertThat(depth()).isZero();
+    }
+
+    /**
+     * 20 dead letters redriven at 4 per second (a job); serve is SIGKILLed once some are processed. After the restart
+     * each message is processed at most once, and processed or still in the dead-letter queue; the audit shows the
+     * redrive cut short ("running", what it moved); the same request sent again finishes the redrive (what moved is not
+     * found, what was processed is skipped): all 20 exactly once.
      */
     @Test
     void aBulkRedriveInterruptedBySigkillLosesNothingAndRunsNothingTwice() throws Exception {
         int n = 20;
-        startServe("redrive-kill-1", 4);
-        DeadLetterInjector.inject(vhost.uri(), QUEUE, prefix, accounts, n, "gave up: payment provider timed out");
-        awaitDepth(n);
-        List<String> all = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            all.add(dl(i));
-        }
-        Map<String, Object> request = Map.of("queue", QUEUE, "ids", all, "approver", "ana", "reason",
-                "provider back");
-        CompletableFuture<HttpResponse<byte[]>> cut = HTTP.sendAsync(post("/ops/redrive", request),
-                HttpResponse.BodyHandlers.ofByteArray());
+        Map<String, Object> request = serveWithDeadLetters("redrive-kill-1", n);
+        String cut = submitted(request);
         Awaitility.await("some redriven and processed").atMost(Duration.ofSeconds(30))
                 .until(() -> processed(n) >= 3);
+        assertThat(job(cut).get("state").asText()).as("the job still runs").isEqualTo("running");
         assertThat(serve.kill()).isEqualTo(ChildJvm.SIGKILLED);
-        assertThat(cut).failsWithin(Duration.ofSeconds(10)); // the answer never came
         int before = processed(n);
         assertThat(before).as("killed mid-way").isBetween(3, n - 1);
 
@@ -166,28 +214,94 @@ class ConsoleServeIT {
         Awaitility.await("every moved message processed").atMost(Duration.ofSeconds(30))
                 .until(() -> processed(n) + depth() >= n);
         assertThat(processed(n) + left).as("none lost: processed or still dead-lettered").isGreaterThanOrEqualTo(n);
+        assertThat(get("/ops/redrive/jobs/" + cut).statusCode()).as("jobs live in the process").isEqualTo(404);
 
         // the interrupted redrive is on record (the audit is in the store): started, cut short, what it moved
-        JsonNode cutShort = CanonicalJson.MAPPER.readTree(HTTP.send(HttpRequest.newBuilder(base.resolve("/ops/audit"))
-                .header("Authorization", "Bearer " + OPERATOR_KEY).GET().build(), HttpResponse.BodyHandlers
-                .ofByteArray()).body()).get("entries").get(0);
+        JsonNode cutShort = latestAudit();
         assertThat(cutShort.get("state").asText()).isEqualTo("running");
         assertThat(cutShort.get("ids").asInt()).isEqualTo(n);
         assertThat(cutShort.get("approver").asText()).isEqualTo("ana");
         assertThat(cutShort.get("results").size()).as("recorded as it went").isBetween(before, n - 1);
 
-        HttpResponse<byte[]> resumed = HTTP.send(post("/ops/redrive", request),
-                HttpResponse.BodyHandlers.ofByteArray());
-        assertThat(resumed.statusCode()).as(new String(resumed.body(), StandardCharsets.UTF_8)).isEqualTo(200);
-        Awaitility.await("all processed").atMost(Duration.ofSeconds(30)).until(() -> processed(n) == n);
-        for (int i = 0; i < n; i++) {
-            assertThat(balance(i)).as("message %d exactly once", i).isEqualByComparingTo(BigDecimal.ONE);
-        }
-        for (JsonNode r : CanonicalJson.MAPPER.readTree(resumed.body()).get("results")) {
+        JsonNode resumed = awaitEnded(submitted(request));
+        assertThat(resumed.get("state").asText()).as(resumed.toString()).isEqualTo("done");
+        assertEachProcessedOnce(n);
+        for (JsonNode r : resumed.get("results")) {
             String action = r.get("action").asText();
             assertThat(r.get("found").asBoolean() ? List.of("REPUBLISH", "SKIP_ALREADY_PROCESSED")
                     : List.of("SKIP_NO_ID")).as("resumed %s", r).contains(action);
         }
+    }
+
+    /**
+     * serve stopped (SIGTERM) while a redrive job runs: the job stops between two dead letters, so each message was
+     * moved (and is processed once, at the latest after the restart) or is still in the dead-letter queue, never both;
+     * the audit records the redrive failed ("stopped on request") with what it moved; the same request finishes it.
+     */
+    @Test
+    void aRedriveJobStopsBetweenTwoDeadLettersWhenServeStops() throws Exception {
+        int n = 20;
+        Map<String, Object> request = serveWithDeadLetters("redrive-stop-1", n);
+        String id = submitted(request);
+        Awaitility.await("three moved").atMost(Duration.ofSeconds(30)).until(() -> job(id).get("done").asInt() >= 3);
+        assertThat(serve.terminate()).as("exit status after SIGTERM").isIn(0, 143);
+
+        startServe("redrive-stop-2", 50);
+        JsonNode stopped = latestAudit();
+        assertThat(stopped.get("state").asText()).as(stopped.toString()).isEqualTo("failed");
+        assertThat(stopped.get("error").asText()).contains("stopped on request");
+        int moved = stopped.get("results").size();
+        assertThat(moved).as("stopped mid-way").isBetween(3, n - 1);
+        Awaitility.await("every moved message processed").atMost(Duration.ofSeconds(30))
+                .until(() -> processed(n) == moved);
+        assertThat(depth()).as("the others still dead-lettered, none in both places").isEqualTo(n - moved);
+
+        JsonNode resumed = awaitEnded(submitted(request));
+        assertThat(resumed.get("state").asText()).as(resumed.toString()).isEqualTo("done");
+        assertEachProcessedOnce(n);
+        assertThat(depth()).as("none left dead-lettered").isZero();
+    }
+
+    /** serve redriving 4 dead letters per second, with {@code n} dead letters; the request that redrives them all. */
+    private Map<String, Object> serveWithDeadLetters(String log, int n) throws Exception {
+        startServe(log, 4);
+        DeadLetterInjector.inject(vhost.uri(), QUEUE, prefix, accounts, n, "gave up: payment provider timed out");
+        awaitDepth(n);
+        return Map.of("queue", QUEUE, "ids", all(n), "approver", "ana", "reason", "provider back");
+    }
+
+    /** Each of the first {@code n} messages processed exactly once. */
+    private void assertEachProcessedOnce(int n) throws Exception {
+        Awaitility.await("all processed").atMost(Duration.ofSeconds(30)).until(() -> processed(n) == n);
+        for (int i = 0; i < n; i++) {
+            assertThat(balance(i)).as("message %d exactly once", i).isEqualByComparingTo(BigDecimal.ONE);
+        }
+    }
+
+    private List<String> all(int n) {
+        List<String> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            all.add(dl(i));
+        }
+        return all;
+    }
+
+    /** POSTs a real redrive; the id of the job it started. */
+    private String submitted(Map<String, Object> request) throws IOException, InterruptedException {
+        HttpResponse<byte[]> accepted = HTTP.send(post("/ops/redrive", request), HttpResponse.BodyHandlers
+                .ofByteArray());
+        assertThat(accepted.statusCode()).as(new String(accepted.body(), StandardCharsets.UTF_8)).isEqualTo(202);
+        return CanonicalJson.MAPPER.readTree(accepted.body()).get("job").asText();
+    }
+
+    private JsonNode awaitEnded(String id) throws IOException, InterruptedException {
+        Awaitility.await("job " + id + " ended").atMost(Duration.ofSeconds(60))
+                .until(() -> !job(id).get("state").asText().equals("running"));
+        return job(id);
+    }
+
+    private JsonNode latestAudit() throws IOException, InterruptedException {
+        return CanonicalJson.MAPPER.readTree(get("/ops/audit").body()).get("entries").get(0);
     }
 
     private void startServe(String log, double redriveRate) throws Exception {
@@ -230,6 +344,17 @@ class ConsoleServeIT {
                 HttpResponse.BodyHandlers.ofByteArray());
         assertThat(r.statusCode()).as(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(200);
         return CanonicalJson.MAPPER.readTree(r.body()).get("depth").asLong();
+    }
+
+    private HttpResponse<byte[]> get(String path) throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(base.resolve(path)).header("Authorization", "Bearer " + OPERATOR_KEY)
+                .GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private JsonNode job(String id) throws IOException, InterruptedException {
+        HttpResponse<byte[]> r = get("/ops/redrive/jobs/" + id);
+        assertThat(r.statusCode()).as(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(200);
+        return CanonicalJson.MAPPER.readTree(r.body());
     }
 
     private HttpRequest post(String path, Object body) throws IOException {

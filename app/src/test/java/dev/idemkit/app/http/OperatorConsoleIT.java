@@ -45,6 +45,7 @@ class OperatorConsoleIT {
     private static String accounts;
     private static Assembly assembly;
     private static Subscription consumer;
+    private static OperatorConsole console;
     private static ApiServer api;
     private static URI base;
 
@@ -59,7 +60,7 @@ class OperatorConsoleIT {
         consumer = assembly.transport().subscribe(queue, assembly.consumer(consumerName, ConsumerKind.CREDIT_ACCOUNT));
         Map<String, dev.idemkit.ports.in.DeadLetters> queues = Map.of(queue, assembly.deadLetters(consumerName,
                 alert -> { }));
-        OperatorConsole console = new OperatorConsole(queues, assembly.redrives(queues, 200),
+        console = new OperatorConsole(queues, assembly.redrives(queues, 200),
                 ApiKeys.of(Map.of("ana", OPERATOR_KEY)), 10, assembly.clock());
         api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), OperatorConsole.routes(console,
                 ex -> ex.sendResponseHeaders(404, -1)));
@@ -80,6 +81,9 @@ class OperatorConsoleIT {
     static void stop() throws Exception {
         if (api != null) {
             api.close();
+        }
+        if (console != null) {
+            console.close();
         }
         if (consumer != null) {
             consumer.close();
@@ -189,7 +193,10 @@ class OperatorConsoleIT {
         assertThat(balance(1)).isEqualByComparingTo(BigDecimal.ZERO);
     }
 
-    /** Dry run first (one skipped: the inbox holds its key), then the redrive of five, processed once each. */
+    /**
+     * Dry run first (one skipped: the inbox holds its key, answered at once), then the redrive of five as a job
+     * ({@code 202}, polled until done), processed once each.
+     */
     @Test
     void aDryRunSkipsTheProcessedOneAndMovesNothingThenFiveAreRedrivenAndProcessedAndAudited() throws Exception {
         List<String> five = new ArrayList<>();
@@ -206,8 +213,17 @@ class OperatorConsoleIT {
         }
         assertThat(assembly.deadLetterQueue().depth(queue)).as("a dry run moves nothing").isEqualTo(depth);
 
-        JsonNode done = json(post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "ids", five.subList(1, 6),
-                "approver", "ana", "reason", "provider back")));
+        HttpResponse<byte[]> accepted = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "ids",
+                five.subList(1, 6), "approver", "ana", "reason", "provider back"));
+        assertThat(accepted.statusCode()).as(new String(accepted.body(), StandardCharsets.UTF_8)).isEqualTo(202);
+        String job = json(accepted).get("job").asText();
+        assertThat(accepted.headers().firstValue("Location")).hasValue("/ops/redrive/jobs/" + job);
+        Awaitility.await("the redrive job ended").atMost(Duration.ofSeconds(30))
+                .until(() -> !json(get("/ops/redrive/jobs/" + job)).get("state").asText().equals("running"));
+        JsonNode done = json(get("/ops/redrive/jobs/" + job));
+        assertThat(done.get("state").asText()).as(done.toString()).isEqualTo("done");
+        assertThat(done.get("done").asInt()).isEqualTo(5);
+        assertThat(done.get("total").asInt()).isEqualTo(5);
         assertThat(done.get("results")).allSatisfy(r -> assertThat(r.get("action").asText()).isEqualTo("REPUBLISH"));
         Awaitility.await("the five processed").atMost(Duration.ofSeconds(30)).until(() -> {
             for (int i = 6; i <= 10; i++) {
@@ -221,6 +237,8 @@ class OperatorConsoleIT {
         assertThat(balance(0)).as("the processed one was not redriven").isEqualByComparingTo(BigDecimal.ONE);
 
         JsonNode audit = json(get("/ops/audit"));
+        assertThat(audit.get("entries").get(0).get("id").asLong()).as("the job names its audit entry")
+                .isEqualTo(done.get("audit_id").asLong());
         assertThat(audit.get("entries").get(0).get("approver").asText()).isEqualTo("ana");
         assertThat(audit.get("entries").get(0).get("operator").asText()).isEqualTo("ana");
         assertThat(audit.get("entries").get(0).get("dry_run").asBoolean()).isFalse();
@@ -229,6 +247,12 @@ class OperatorConsoleIT {
         assertThat(audit.get("entries").get(0).get("results")).hasSize(5);
         assertThat(audit.get("entries").get(1).get("dry_run").asBoolean()).isTrue();
         assertThat(audit.get("entries").get(1).get("approver").asText()).isEqualTo("(dry run)");
+    }
+
+    @Test
+    void anUnknownJobIs404() throws Exception {
+        assertThat(get("/ops/redrive/jobs/" + UUID.randomUUID()).statusCode()).isEqualTo(404);
+        assertThat(get("/ops/redrive/jobs/").statusCode()).isEqualTo(404);
     }
 
     @Test

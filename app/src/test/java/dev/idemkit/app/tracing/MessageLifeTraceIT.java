@@ -115,8 +115,8 @@ class MessageLifeTraceIT {
             OperatorConsole console = new OperatorConsole(queues, new dev.idemkit.ports.service.RedriveService(queues,
                     dev.idemkit.ports.out.RedriveAudit.inMemory(10), assembly.clock(), 100, tracing.redriveEvents()),
                     ApiKeys.of(Map.of("ana", operatorKey)), 10, assembly.clock());
-            try (ApiServer api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0), OperatorConsole.routes(console,
-                    ex -> ex.sendResponseHeaders(404, -1)))) {
+            try (console; ApiServer api = ApiServer.start(new InetSocketAddress("127.0.0.1", 0),
+                    OperatorConsole.routes(console, ex -> ex.sendResponseHeaders(404, -1)))) {
                 tracing.publishing(assembly.transport()).publish(queue,
                         OutgoingMessage.of("order-1", "{}".getBytes(StandardCharsets.UTF_8)));
                 Awaitility.await("dead-lettered").atMost(Duration.ofSeconds(30))
@@ -129,7 +129,7 @@ class MessageLifeTraceIT {
                         .POST(HttpRequest.BodyPublishers.ofByteArray(CanonicalJson.MAPPER.writeValueAsBytes(Map.of(
                                 "queue", queue, "ids", List.of(deadLetterId), "approver", "ana", "reason",
                                 "provider fixed")))).build(), HttpResponse.BodyHandlers.ofString());
-                assertThat(redrive.statusCode()).as(redrive.body()).isEqualTo(200);
+                assertThat(redrive.statusCode()).as(redrive.body()).isEqualTo(202); // a job, on the console's thread
                 Awaitility.await("processed after the redrive").atMost(Duration.ofSeconds(30)).until(() -> exporter
                         .getFinishedSpanItems().stream().anyMatch(d -> "processed".equals(d.getAttributes()
                                 .get(Tracing.DECISION))));

@@ -54,12 +54,43 @@ public interface Redrives {
     }
 
     /**
-     * Runs {@code command}.
+     * What a redrive tells its caller as it goes, and asks it between two dead letters (the console runs a redrive as a
+     * job: it shows the progress and stops the job at shutdown). Called on the redrive's thread; {@link #NONE} hears
+     * nothing and never stops.
+     */
+    interface Progress {
+        Progress NONE = new Progress() { };
+
+        /** The redrive is recorded under audit entry {@code auditId} and is about to move or plan {@code ids}. */
+        default void began(long auditId, int ids) {
+        }
+
+        /** One dead letter's result, as it is done (and audited). */
+        default void done(RedriveResult result) {
+        }
+
+        /**
+         * Asked before each dead letter of a real redrive: true stops it there, as a failure ("stopped"), with the
+         * rest not attempted (still in the dead-letter queue: the same command again resumes). Never asked while a
+         * dead letter is being moved.
+         */
+        default boolean stopRequested() {
+            return false;
+        }
+    }
+
+    /**
+     * Runs {@code command}, on the caller's thread, until it is done, failed or stopped.
      *
      * @throws java.util.NoSuchElementException for a queue this operation does not serve
      * @throws IllegalArgumentException for a past-window approval by the same person as the first
      */
-    Outcome redrive(Command command);
+    Outcome redrive(Command command, Progress progress);
+
+    /** {@link #redrive(Command, Progress)} with {@link Progress#NONE}. */
+    default Outcome redrive(Command command) {
+        return redrive(command, Progress.NONE);
+    }
 
     /** The queues whose dead letters it redrives. */
     Set<String> queues();

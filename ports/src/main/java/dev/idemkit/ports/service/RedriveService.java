@@ -34,6 +34,8 @@ import java.util.function.LongSupplier;
  *       then waited for; no catching up after a stall).</li>
  *   <li>Audited: recorded when it starts (before anything moves), each dead letter's result as it is done, then how it
  *       ended; a redrive cut short by a crash stays on record with what it moved.</li>
+ *   <li>Reported as it goes to the caller's {@link Redrives.Progress}, which may also stop it between two dead
+ *       letters (recorded as a failure: what was left was not attempted).</li>
  *   <li>Stopped at the first failure (a broker in trouble): what moved is reported and audited, the rest stays in the
  *       dead-letter queue, and the same command again resumes (what moved is no longer found, what the inbox processed
  *       meanwhile is skipped).</li>
@@ -100,7 +102,7 @@ public final class RedriveService implements Redrives {
     }
 
     @Override
-    public Outcome redrive(Command command) {
+    public Outcome redrive(Command command, Progress progress) {
         String queue = command.queue();
         DeadLetters dlq = queues.get(queue);
         if (dlq == null) {
@@ -124,20 +126,26 @@ public final class RedriveService implements Redrives {
             }
             long entry = audit.begin(clock.now(), command.operator(), approvers, approval.reason(), queue,
                     command.dryRun(), command.ids().size());
+            progress.began(entry, command.ids().size());
             List<RedriveResult> results = new ArrayList<>();
             String failure = null;
             if (command.dryRun()) {
                 for (RedriveResult r : plan) {
                     results.add(r);
                     audit.result(entry, auditResult(r));
+                    progress.done(r);
                 }
             } else {
                 try {
                     for (String id : command.ids()) {
+                        if (progress.stopRequested()) {
+                            throw new IllegalStateException("stopped on request");
+                        }
                         awaitSlot();
                         for (RedriveResult r : redriveOne(dlq, queue, id, request)) {
                             results.add(r);
                             audit.result(entry, auditResult(r));
+                            progress.done(r);
                         }
                     }
                 } catch (RuntimeException e) {

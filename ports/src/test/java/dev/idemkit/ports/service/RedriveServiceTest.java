@@ -131,6 +131,37 @@ class RedriveServiceTest {
     }
 
     @Test
+    void itReportsEachResultAsItGoesAndAStopRequestEndsItBetweenTwoDeadLettersAsNotAttempted() {
+        Queue q = new Queue("orders", "a", "b", "c");
+        List<String> heard = new CopyOnWriteArrayList<>();
+        Redrives.Outcome outcome = service(Map.of("orders", q), 10).redrive(command("orders", "a", "b", "c"),
+                new Redrives.Progress() {
+                    @Override
+                    public void began(long auditId, int ids) {
+                        heard.add("began " + auditId + " " + ids);
+                    }
+
+                    @Override
+                    public void done(DeadLetters.RedriveResult result) {
+                        heard.add("done " + result.deadLetterId());
+                    }
+
+                    @Override
+                    public boolean stopRequested() {
+                        return heard.size() == 3; // after a and b
+                    }
+                });
+        assertThat(heard).containsExactly("began " + outcome.auditId().getAsLong() + " 3", "done a", "done b");
+        assertThat(q.moved).containsExactly("a", "b");
+        assertThat(outcome.failure()).hasValueSatisfying(f -> assertThat(f).contains("stopped on request"));
+        assertThat(outcome.notAttempted()).containsExactly("c");
+        assertThat(audit.entries(1).get(0)).satisfies(e -> {
+            assertThat(e.state()).isEqualTo("failed");
+            assertThat(e.results()).extracting(RedriveAudit.Result::deadLetterId).containsExactly("a", "b");
+        });
+    }
+
+    @Test
     void theRateHoldsAcrossQueuesWithoutCatchingUp() {
         Queue orders = new Queue("orders", "a", "b", "c");
         Queue credits = new Queue("credits", "x", "y");
