@@ -27,9 +27,13 @@ import java.util.concurrent.TimeoutException;
  * wait for the confirm happens outside the pool, so concurrent callers pipeline instead of queueing.
  * Returns are matched to their publish through a header carrying the channel's sequence number.
  *
- * <p>A resource alarm ({@link PublishGate}): nothing is written while the broker blocks publishing (a publish fails at
- * once, a settle's copy waits), and the confirm timeout of a publish already written counts only the time the broker
- * let the connection publish, so a copy the broker will still take is never abandoned and written a second time.
+ * <p>A resource alarm ({@link PublishGate}): nothing is written while the broker blocks publishing (a producer's publish
+ * fails at once, a settle's copy waits). A producer's publish already written when the alarm began fails after its
+ * confirm timeout, "written, outcome unknown": the producer repeats it with the same id and the inbox downstream absorbs
+ * a second copy, but no producer call is unbounded (the outbox relay holds its rows meanwhile). A settle's copy already
+ * written keeps waiting while the broker blocks and its delivery is still held (its timeout counts only the time the
+ * broker let the connection publish, so it is not written a second time), and stops waiting once the delivery is no
+ * longer held.
  */
 final class ConfirmingPublisher implements AutoCloseable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ConfirmingPublisher.class);
@@ -44,7 +48,7 @@ final class ConfirmingPublisher implements AutoCloseable {
     ConfirmingPublisher(Connection connection, int channels, Duration timeout) {
         this.connection = connection;
         this.timeout = timeout;
-        this.gate = PublishGate.of(connection);
+        this.gate = PublishGate.of(connection, timeout);
         this.idle = new ArrayBlockingQueue<>(channels);
         for (int i = 0; i < channels; i++) {
             idle.add(new ConfirmChannel(null));
@@ -79,7 +83,7 @@ final class ConfirmingPublisher implements AutoCloseable {
             awaitPublishing(stillHeld, what);
             try {
                 prepare.run();
-                publish(target, copy, body);
+                publish(target, copy, body, stillHeld);
                 if (tries > 1) {
                     LOG.info("decision=settle-published delivery=\"{}\" target={} tries={}", what, target, tries);
                 }
@@ -127,16 +131,35 @@ final class ConfirmingPublisher implements AutoCloseable {
         return gate.awaitOpen(giveUp);
     }
 
+    /** Runs {@code listener} after each change of the publishing gate (blocked, open); it must not block. */
+    void onGateChange(Runnable listener) {
+        gate.onChange(listener);
+    }
+
+    void removeGateListener(Runnable listener) {
+        gate.removeListener(listener);
+    }
+
     /** Why the broker blocks this publisher's connection (its alarm's reason); empty while it does not. */
     java.util.Optional<String> blockedBy() {
         return gate.blockedBy();
     }
 
     /**
-     * Publishes {@code body} to queue {@code routingKey}; returns when the broker confirmed it. Fails at once, writing
-     * nothing, while the broker blocks publishing.
+     * A producer's publish of {@code body} to queue {@code routingKey}; returns when the broker confirmed it. Fails at
+     * once, writing nothing, while the broker blocks publishing, and after the confirm timeout counted from the write
+     * even if the broker blocked publishing meanwhile (written, outcome unknown: the caller repeats it with the same id).
      */
     void publish(String routingKey, AMQP.BasicProperties props, byte[] body) {
+        publish(routingKey, props, body, null);
+    }
+
+    /**
+     * @param stillHeld null for a producer's publish; for a settle's copy, whether its delivery is still held: while it
+     *     is and the broker blocks publishing, the confirm is waited for without a bound
+     */
+    private void publish(String routingKey, AMQP.BasicProperties props, byte[] body,
+            java.util.function.BooleanSupplier stillHeld) {
         java.util.Optional<String> blocked = gate.blockedBy();
         if (blocked.isPresent()) {
             throw new TransportException("publish to " + routingKey + " not sent: the broker blocks publishing ("
@@ -152,10 +175,19 @@ final class ConfirmingPublisher implements AutoCloseable {
             idle.add(slot);
         }
         try {
-            awaitConfirm(pending.future);
+            awaitConfirm(pending.future, stillHeld);
         } catch (TimeoutException e) {
             pending.owner.remove(pending.seq);
-            throw new TransportException("publish to " + routingKey + " not confirmed within " + timeout.toMillis() + " ms");
+            throw new TransportException("publish to " + routingKey + " written, not confirmed within "
+                    + timeout.toMillis() + " ms: outcome unknown" + gate.blockedBy().map(r -> " (the broker blocks"
+                    + " publishing: " + r + "; it may still take it)").orElse(""));
+        } catch (NoLongerHeld e) {
+            pending.owner.remove(pending.seq);
+            LOG.warn("decision=settle-copy-wait-stopped target={} detail=\"the delivery is no longer held (its channel"
+                    + " closed, the broker requeues it): the copy already written may still land, a duplicate the"
+                    + " inbox absorbs\"", routingKey);
+            throw new TransportException("publish to " + routingKey + " written, not confirmed, and its delivery is no"
+                    + " longer held: the copy may still land");
         } catch (ExecutionException e) {
             throw e.getCause() instanceof TransportException t ? t
                     : new TransportException("publish to " + routingKey + " failed: " + e.getCause(), e.getCause());
@@ -166,24 +198,44 @@ final class ConfirmingPublisher implements AutoCloseable {
     }
 
     /**
-     * The confirm, waited for up to the timeout counted from the publish or the last unblocking, whichever is later,
-     * and for as long as the broker blocks publishing: a publish written before an alarm is taken after it.
+     * The confirm. A producer's ({@code stillHeld} null): up to the timeout counted from the write, alarm or not. A
+     * settle's: up to the timeout counted from the write or the last unblocking, whichever is later, and for as long as
+     * the broker blocks publishing, while {@code stillHeld} says so (checked every 200 ms): a copy written before an
+     * alarm is taken after it.
+     *
+     * @throws NoLongerHeld once {@code stillHeld} turned false before the confirm came
      */
-    private void awaitConfirm(CompletableFuture<Void> confirm)
-            throws TimeoutException, ExecutionException, InterruptedException {
+    private void awaitConfirm(CompletableFuture<Void> confirm, java.util.function.BooleanSupplier stillHeld)
+            throws TimeoutException, ExecutionException, InterruptedException, NoLongerHeld {
         long written = System.nanoTime();
+        long check = TimeUnit.MILLISECONDS.toNanos(200);
         while (true) {
-            long left = gate.blockedBy().isPresent() ? timeout.toNanos()
-                    : Math.max(written, gate.openSince()) + timeout.toNanos() - System.nanoTime();
+            long left;
+            if (stillHeld == null) {
+                left = written + timeout.toNanos() - System.nanoTime();
+            } else {
+                if (!stillHeld.getAsBoolean() && !confirm.isDone()) {
+                    throw new NoLongerHeld();
+                }
+                left = gate.blockedBy().isPresent() ? check
+                        : Math.max(written, gate.openSince()) + timeout.toNanos() - System.nanoTime();
+            }
             if (left <= 0) {
                 throw new TimeoutException();
             }
             try {
-                confirm.get(left, TimeUnit.NANOSECONDS);
+                confirm.get(stillHeld == null ? left : Math.min(left, check), TimeUnit.NANOSECONDS);
                 return;
             } catch (TimeoutException stillWaiting) {
-                // blocked meanwhile, or unblocked since: the loop decides
+                // blocked meanwhile, unblocked since, or the delivery given up: the loop decides
             }
+        }
+    }
+
+    /** A settle's copy was written, its confirm has not come, and its delivery is no longer held. */
+    private static final class NoLongerHeld extends Exception {
+        NoLongerHeld() {
+            super(null, null, false, false);
         }
     }
 

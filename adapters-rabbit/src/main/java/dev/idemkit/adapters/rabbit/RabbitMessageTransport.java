@@ -105,7 +105,9 @@ public final class RabbitMessageTransport implements MessageTransport {
     @Override
     public Subscription subscribe(String queue, DeliveryHandler handler) {
         Objects.requireNonNull(handler, "handler");
-        declarations.ensureQueue(queue);
+        if (publisher.blockedBy().isEmpty()) { // else the subscription declares once the alarm ends, before consuming
+            declarations.ensureQueue(queue);
+        }
         RabbitSubscription subscription = new RabbitSubscription(queue, handler, settings, consuming, publisher,
                 declarations, clock, reopener, giveBacks);
         subscription.start();

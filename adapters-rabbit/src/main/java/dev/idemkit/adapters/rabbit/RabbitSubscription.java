@@ -31,9 +31,12 @@ import org.slf4j.LoggerFactory;
  * broker requeues whatever is unsettled.
  *
  * <p>While the broker blocks the publishing connection (a resource alarm, {@link PublishGate}) no delivery reaches the
- * handler: each dispatch thread waits before handing its next delivery over, so the channel takes no more than its
- * prefetch, and what it holds stays unsettled (never requeued, which a quorum queue would count against the delivery
- * limit) until the alarm ends, the channel closes or the subscription does.
+ * handler: each dispatch thread waits before handing its next delivery over, and what the channel holds stays
+ * unsettled until the alarm ends, the channel closes or the subscription does. A channel that closes meanwhile (a
+ * shutdown, a recovery, the broker's consumer timeout) gives its deliveries back, and a quorum queue counts each
+ * against the delivery limit. So the consumers are cancelled when the gate closes ({@code basic.cancel}: the prefetch
+ * is not refilled, and a channel closing during the alarm returns at most what it held when the alarm began), no
+ * channel opened or reopened during the alarm consumes, and each consumes again when the gate opens.
  *
  * <p>Reopens and resubscribes run on {@code reopener}; each call they make to the broker is bounded by the connection's
  * RPC timeout ({@link RabbitConnections}), so one stuck on a silently dead socket does not hold the others until
@@ -53,6 +56,7 @@ final class RabbitSubscription implements Subscription {
     private final ScheduledExecutorService giveBacks;
     private final List<ChannelConsumer> consumers = new CopyOnWriteArrayList<>();
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final Runnable gateListener = this::followGateLater;
     private volatile boolean closing;
 
     RabbitSubscription(String queue, DeliveryHandler handler, RabbitSettings settings, Connection connection,
@@ -70,6 +74,7 @@ final class RabbitSubscription implements Subscription {
     }
 
     void start() {
+        publisher.onGateChange(gateListener);
         try {
             for (int i = 0; i < settings.consumers(); i++) {
                 open();
@@ -78,7 +83,60 @@ final class RabbitSubscription implements Subscription {
             close();
             throw new TransportException("cannot consume from " + queue + ": " + e.getMessage(), e);
         }
-        LOG.info("decision=subscribe queue={} consumers={} prefetch={}", queue, settings.consumers(), settings.prefetch());
+        LOG.info("decision=subscribe queue={} consumers={} prefetch={}{}", queue, settings.consumers(),
+                settings.prefetch(), publisher.blockedBy().map(r -> " paused_by_alarm=\"" + r + "\"").orElse(""));
+    }
+
+    /** Called on the thread that saw the gate change (the publishing connection's): the work runs on the reopener. */
+    private void followGateLater() {
+        try {
+            reopener.execute(this::followGate);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            LOG.debug("transport closing: {} does not follow the publishing gate", queue);
+        }
+    }
+
+    /**
+     * Cancels the consumers while the broker blocks publishing, so that no channel takes more than it holds now, and
+     * consumes again once it stops. Reads the gate's state, so a late or repeated call is harmless.
+     */
+    private synchronized void followGate() {
+        if (closing) {
+            return;
+        }
+        java.util.Optional<String> blocked = publisher.blockedBy();
+        if (blocked.isEmpty() && consumers.stream().anyMatch(c -> c.tag == null && c.channel.isOpen())) {
+            try {
+                declarations.ensureQueue(queue); // left until now: a blocked publishing connection answers no call
+            } catch (RuntimeException e) {
+                LOG.warn("decision=resume-consumers-failed queue={} cause=\"{}\" retry_in=1000ms", queue, e.getMessage());
+                reopener.schedule(this::followGate, 1_000, TimeUnit.MILLISECONDS);
+                return;
+            }
+        }
+        int changed = 0;
+        for (ChannelConsumer c : consumers) {
+            if (!c.channel.isOpen()) {
+                continue; // its shutdown listener reopens it
+            }
+            try {
+                if (blocked.isPresent() && c.tag != null) {
+                    c.channel.basicCancel(c.tag);
+                    c.tag = null;
+                    changed++;
+                } else if (blocked.isEmpty() && c.tag == null) {
+                    c.tag = c.channel.basicConsume(queue, false, c);
+                    changed++;
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("decision=follow-publishing-gate-failed queue={} blocked={} cause=\"{}\"", queue,
+                        blocked.isPresent(), e.getMessage());
+            }
+        }
+        if (changed > 0) {
+            LOG.info("decision={} queue={} consumers={}", blocked.isPresent() ? "consumers-paused-by-alarm"
+                    : "consumers-resumed", queue, changed);
+        }
     }
 
     /**
@@ -91,8 +149,12 @@ final class RabbitSubscription implements Subscription {
         try {
             ch.basicQos(settings.prefetch());
             ChannelConsumer consumer = new ChannelConsumer(ch);
-            consumer.tag = ch.basicConsume(queue, false, consumer);
-            consumers.add(consumer);
+            synchronized (this) { // with followGate: a gate change after this check finds the consumer in the list
+                if (publisher.blockedBy().isEmpty()) {
+                    consumer.tag = ch.basicConsume(queue, false, consumer);
+                } // else it consumes once the gate opens
+                consumers.add(consumer);
+            }
             if (closing) { // close() ran meanwhile and will not see this one
                 consumers.remove(consumer);
                 closeQuietly(ch);
@@ -125,7 +187,7 @@ final class RabbitSubscription implements Subscription {
             return;
         }
         try {
-            declarations.ensureQueue(queue); // declared again if the broker lost it (after a recovery nothing is cached)
+            ensureQueueUnlessBlocked(); // declared again if the broker lost it (after a recovery nothing is cached)
             open();
             LOG.info("decision=reopened-channel queue={} consumers={}", queue, consumers.size());
         } catch (IOException | RuntimeException e) {
@@ -147,7 +209,7 @@ final class RabbitSubscription implements Subscription {
         }
         try {
             declarations.forget(queue);
-            declarations.ensureQueue(queue);
+            ensureQueueUnlessBlocked();
             open();
             closeQuietly(cancelled.channel);
             LOG.info("decision=resubscribed queue={} consumers={}", queue, consumers.size());
@@ -156,6 +218,17 @@ final class RabbitSubscription implements Subscription {
             LOG.error("decision=resubscribe-failed queue={} consumers={}/{} cause=\"{}\" retry_in={}ms", queue,
                     consumers.size(), settings.consumers(), e.getMessage(), next);
             reopener.schedule(() -> resubscribe(cancelled, next), next, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * Declares the queue's topology, unless the broker blocks publishing: declarations run on the publishing connection,
+     * which the broker does not read meanwhile, and a channel opened then consumes only after the alarm, declaring first
+     * ({@link #followGate}).
+     */
+    private void ensureQueueUnlessBlocked() {
+        if (publisher.blockedBy().isEmpty()) {
+            declarations.ensureQueue(queue);
         }
     }
 
@@ -177,6 +250,7 @@ final class RabbitSubscription implements Subscription {
     @Override
     public void close() {
         closing = true;
+        publisher.removeGateListener(gateListener);
         for (ChannelConsumer c : consumers) {
             try {
                 if (c.tag != null && c.channel.isOpen()) {

@@ -23,6 +23,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * A memory alarm on a private RabbitMQ node ({@code rabbitmqctl set_vm_memory_high_watermark 0}, never the machine's
  * broker) blocks every publish mid-stream, for longer than the confirm timeout and the settle patience, while
@@ -130,6 +132,141 @@ class ResourceAlarmIT {
             RabbitDelivery.settlePatience = patience;
         }
         soft.assertAll();
+    }
+
+    /**
+     * A consumer closed and reopened during one alarm (the SIGTERM path, a restart, as a readiness-blind orchestrator
+     * would do on DOWN) must not give back its held deliveries round after round: on a quorum queue each give-back
+     * counts against the delivery limit, and healthy messages were dead-lettered with their handler never called (5 of
+     * 5, 0 handler calls, with 4 rounds and a delivery limit of 3, before the consumers were cancelled during an alarm
+     * and a fresh connection probed for it).
+     */
+    @Test
+    void closingAndRestartingConsumersDuringAnAlarmDeadLettersNoHealthyMessage() throws Exception {
+        String queue = RabbitFixtures.anyQueue("alarm-held");
+        String other = RabbitFixtures.anyQueue("alarm-held-other");
+        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1))).withConsumers(1)
+                .withPrefetch(5).withConfirmTimeout(Duration.ofMillis(500)).withDeliveryLimit(2);
+        Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
+        AtomicInteger callsDuringAlarm = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean alarm = new java.util.concurrent.atomic.AtomicBoolean();
+        DeliveryHandler handler = d -> {
+            if (alarm.get()) {
+                callsDuringAlarm.incrementAndGet();
+            }
+            handled.computeIfAbsent(d.message().rawId(), id -> new AtomicInteger()).incrementAndGet();
+            d.ack();
+        };
+        SoftAssertions soft = new SoftAssertions();
+        try (RabbitMessageTransport transport = new RabbitMessageTransport(settings, Clock.system(),
+                RabbitFixtures.anyConnectionName("alarm-held"))) {
+            for (int i = 0; i < 5; i++) {
+                transport.publish(queue, OutgoingMessage.of("m-" + i, ("n=" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            transport.declare(other);
+            alarm.set(true);
+            setAlarm();
+            java.util.concurrent.CompletableFuture<Void> producer = null;
+            try {
+                // the broker tells this connection only once it publishes: a producer's publish does
+                producer = java.util.concurrent.CompletableFuture.runAsync(() -> {
+                    try {
+                        transport.publish(other, OutgoingMessage.of("during-alarm", new byte[1]));
+                    } catch (RuntimeException expected) {
+                        // written, outcome unknown (or not sent)
+                    }
+                });
+                soft.assertThat(within(Duration.ofSeconds(10), () -> !"UP".equals(transport.health())))
+                        .as("health DOWN once the producer published").isTrue();
+                for (int round = 1; round <= 3; round++) { // the SIGTERM path: the subscription closes
+                    var subscription = transport.subscribe(queue, handler);
+                    Eventually.pause(1_500);
+                    subscription.close();
+                }
+                // a restart: a fresh process connects during the alarm, consumes, and is stopped
+                try (RabbitMessageTransport restarted = new RabbitMessageTransport(settings, Clock.system(),
+                        RabbitFixtures.anyConnectionName("alarm-held-restart"))) {
+                    soft.assertThat(restarted.health()).as("a transport opened during the alarm, before publishing")
+                            .startsWith("DOWN");
+                    var subscription = restarted.subscribe(queue, handler);
+                    Eventually.pause(1_500);
+                    subscription.close();
+                }
+            } finally {
+                alarm.set(false);
+                clearAlarm();
+            }
+            producer.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            soft.assertThat(within(Duration.ofSeconds(10), () -> "UP".equals(transport.health())))
+                    .as("health UP after the alarm (it says \"%s\")", transport.health()).isTrue();
+            try (var subscription = transport.subscribe(queue, handler)) {
+                within(Duration.ofSeconds(20), () -> handled.size() + transport.deadLetterQueue().depth(queue) >= 5);
+                Eventually.pause(1_000); // a second delivery of any would show now
+            }
+            soft.assertThat(callsDuringAlarm.get()).as("handler calls during the alarm").isZero();
+            soft.assertThat(transport.deadLetterQueue().depth(queue)).as("healthy messages dead-lettered").isZero();
+            for (int i = 0; i < 5; i++) {
+                AtomicInteger n = handled.get("m-" + i);
+                soft.assertThat(n == null ? 0 : n.get()).as("handler calls for m-%d", i).isEqualTo(1);
+            }
+            transport.deleteTopology(queue);
+            transport.deleteTopology(other);
+        }
+        soft.assertAll();
+    }
+
+    /**
+     * A producer's publish is bounded by the confirm timeout even when the broker blocks publishing after the write: it
+     * fails, "written, outcome unknown", and the producer repeats it with the same id (the outbox relay holds its rows
+     * for that long, never for the whole alarm). Before, the first publish of an alarm waited until the alarm ended.
+     */
+    @Test
+    void aProducersPublishWrittenInAnAlarmFailsAfterItsConfirmTimeout() throws Exception {
+        String queue = RabbitFixtures.anyQueue("alarm-producer");
+        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1)))
+                .withConfirmTimeout(Duration.ofMillis(500));
+        try (RabbitMessageTransport transport = new RabbitMessageTransport(settings, Clock.system(),
+                RabbitFixtures.anyConnectionName("alarm-producer"))) {
+            transport.declare(queue);
+            setAlarm();
+            long took;
+            String outcome;
+            try {
+                long start = System.nanoTime();
+                var producer = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        transport.publish(queue, OutgoingMessage.of("p-1", new byte[1]));
+                        return "confirmed";
+                    } catch (RuntimeException e) {
+                        return e.getMessage();
+                    }
+                });
+                outcome = within(Duration.ofSeconds(6), producer::isDone) ? producer.join() : "still waiting after 6 s";
+                took = (System.nanoTime() - start) / 1_000_000;
+            } finally {
+                clearAlarm();
+            }
+            assertThat(outcome).as("the producer's publish during the alarm (after %d ms)", took)
+                    .contains("outcome unknown");
+            assertThat(took).as("ms the producer's publish took").isLessThan(3_000);
+            transport.deleteTopology(queue);
+        }
+    }
+
+    /** A memory alarm on the private node, once the node reports it. */
+    private static void setAlarm() throws Exception {
+        broker.ctl(1, "set_vm_memory_high_watermark", "0");
+        Eventually.await(Duration.ofSeconds(10), "the node's memory alarm", () -> {
+            try {
+                return broker.ctl(1, "eval", "rabbit_alarm:get_alarms().").contains("memory");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    private static void clearAlarm() throws Exception {
+        broker.ctl(1, "set_vm_memory_high_watermark", "0.4");
     }
 
     /** Whether {@code condition} held within {@code bound} (a finding for the soft assertions, not a failure yet). */
