@@ -253,6 +253,52 @@ class ResourceAlarmIT {
         }
     }
 
+    /**
+     * A publishing connection that recovers during an alarm still knows it is blocked: the gate keeps its state through
+     * the recovery and probes the new connection, which the broker tells only once it publishes. Before, the recovery
+     * opened the gate: health UP, new work handed out, until something published.
+     */
+    @Test
+    void aConnectionRecoveredDuringAnAlarmStillKnowsItIsBlocked() throws Exception {
+        String queue = RabbitFixtures.anyQueue("alarm-recovery");
+        String name = RabbitFixtures.anyConnectionName("alarm-recovery");
+        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1)))
+                .withConfirmTimeout(Duration.ofMillis(500));
+        try (RabbitMessageTransport transport = new RabbitMessageTransport(settings, Clock.system(), name)) {
+            transport.declare(queue);
+            String afterRecovery;
+            try {
+                setAlarm();
+                java.util.concurrent.CompletableFuture.runAsync(() -> { // the broker tells the connection now
+                    try {
+                        transport.publish(queue, OutgoingMessage.of("r-1", new byte[1]));
+                    } catch (RuntimeException expected) {
+                        // written, outcome unknown
+                    }
+                });
+                assertThat(within(Duration.ofSeconds(10), () -> transport.health().contains("blocks publishing")))
+                        .as("health says blocked before the recovery (it says \"%s\")", transport.health()).isTrue();
+                broker.ctl(1, "close_all_connections", "idemkit test: a recovery during an alarm");
+                Eventually.pause(1_500);
+                Eventually.await(Duration.ofSeconds(20), "the publishing connection recovered", () -> {
+                    try {
+                        return broker.ctl(1, "list_connections", "client_properties").contains(name + "-publish");
+                    } catch (Exception e) {
+                        return false;
+                    }
+                });
+                Eventually.pause(2_000); // the recovery listeners have run
+                afterRecovery = transport.health();
+            } finally {
+                clearAlarm();
+            }
+            assertThat(afterRecovery).as("health after a recovery during the alarm").contains("blocks publishing");
+            assertThat(within(Duration.ofSeconds(10), () -> "UP".equals(transport.health())))
+                    .as("health UP after the alarm (it says \"%s\")", transport.health()).isTrue();
+            transport.deleteTopology(queue);
+        }
+    }
+
     /** A memory alarm on the private node, once the node reports it. */
     private static void setAlarm() throws Exception {
         broker.ctl(1, "set_vm_memory_high_watermark", "0");
