@@ -42,7 +42,10 @@ public final class CrashAgent {
     /** Per class (internal name), per method (name + descriptor), the hook to call with which arguments. */
     private static final Map<String, Map<String, Hook>> TARGETS = Map.of(
             "dev/idemkit/adapters/rabbit/ConfirmingPublisher", Map.of(
-                    "publish(Ljava/lang/String;Lcom/rabbitmq/client/AMQP$BasicProperties;[B)V",
+                    // the one publish every caller reaches (a producer's and a settle's copy, which passes whether its
+                    // delivery is still held)
+                    "publish(Ljava/lang/String;Lcom/rabbitmq/client/AMQP$BasicProperties;[B"
+                            + "Ljava/util/function/BooleanSupplier;)V",
                     new Hook("rabbitPublished", "(Ljava/lang/String;)V", 0)),
             "dev/idemkit/adapters/rabbit/RabbitDeadLetterQueue", Map.of(
                     "publishConfirmed(Lcom/rabbitmq/client/Channel;Ljava/lang/String;"
