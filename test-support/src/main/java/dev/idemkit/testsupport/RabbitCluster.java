@@ -188,6 +188,26 @@ public final class RabbitCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * A memory alarm on node {@code i} ({@code set_vm_memory_high_watermark 0}: the node blocks every connection that
+     * publishes), once the node reports it (at most 10 s).
+     */
+    public void setMemoryAlarm(int i) throws IOException, InterruptedException {
+        ctl(i, "set_vm_memory_high_watermark", "0");
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!ctl(i, "eval", "rabbit_alarm:get_alarms().").contains("memory")) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("node " + i + " reports no memory alarm 10 s after the watermark 0");
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** Ends the memory alarm of node {@code i} (the watermark back to its default, 0.4). */
+    public void clearMemoryAlarm(int i) throws IOException, InterruptedException {
+        ctl(i, "set_vm_memory_high_watermark", "0.4");
+    }
+
     /** Runs rabbitmqctl against node {@code i}; its standard output, or an exception with everything it said. */
     public String ctl(int i, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(BIN.resolve("rabbitmqctl").toString(), "-q", "-n", node(i)));

@@ -6,6 +6,7 @@ import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.TopologyMismatchException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 /**
  * A delivery that another AMQP consumer received (a Spring listener container), settled through idemkit's topology of
@@ -21,11 +22,13 @@ final class AdoptedDelivery extends AmqpDelivery {
     private final Declarations declarations;
     private final Clock clock;
     private final Runnable acknowledge;
+    private final BooleanSupplier stillHeld;
     private final AtomicBoolean settled = new AtomicBoolean();
 
     AdoptedDelivery(Received received, boolean redelivered, ConfirmingPublisher publisher, Declarations declarations,
-            Clock clock, Runnable acknowledge) {
+            Clock clock, Runnable acknowledge, BooleanSupplier stillHeld) {
         super(received, redelivered);
+        this.stillHeld = stillHeld;
         this.publisher = publisher;
         this.declarations = declarations;
         this.clock = clock;
@@ -68,13 +71,14 @@ final class AdoptedDelivery extends AmqpDelivery {
     }
 
     /**
-     * The copy, tried again for a while (the publishing connection may be recovering); when it cannot be confirmed the
-     * delivery is not settled and the consumer gives the original back to the broker.
+     * The copy, tried again for a while (the publishing connection may be recovering) and waited for through a resource
+     * alarm, for as long as the consumer still holds the original; when it cannot be confirmed the delivery is not
+     * settled and the consumer gives the original back to the broker (or its channel already did).
      */
     private void publish(Runnable declare, String target, AMQP.BasicProperties copy) {
         try {
             publisher.publishPatiently(declare, target, copy, received.body(), RabbitDelivery.settlePatience,
-                    () -> true, received.describe());
+                    stillHeld, received.describe());
         } catch (TopologyMismatchException e) {
             throw e;
         } catch (RuntimeException e) {

@@ -83,12 +83,43 @@ public final class RabbitAdoptedDeliveries implements AutoCloseable {
      */
     public Delivery adopt(String queue, AMQP.BasicProperties props, byte[] body, boolean redelivered,
             Runnable acknowledge) {
+        return adopt(queue, props, body, redelivered, acknowledge, () -> true);
+    }
+
+    /**
+     * The same, for a consumer that can tell whether it still holds the original (its channel is open): a settle's
+     * copy waits through a resource alarm, or for its confirm, only while {@code stillHeld} says so. Once the channel
+     * closed the broker has requeued the original; a copy published after that would be a second delivery of it (a
+     * retry copy beside the redelivery, a dead letter of a message that is also processed), so the settle stops
+     * waiting and throws, having published nothing it had not already written.
+     *
+     * @param stillHeld whether the consumer still holds the original; asked every 200 ms while the settle waits
+     */
+    public Delivery adopt(String queue, AMQP.BasicProperties props, byte[] body, boolean redelivered,
+            Runnable acknowledge, java.util.function.BooleanSupplier stillHeld) {
         Objects.requireNonNull(props, "props");
         Objects.requireNonNull(body, "body");
         Objects.requireNonNull(acknowledge, "acknowledge");
+        Objects.requireNonNull(stillHeld, "stillHeld");
         RabbitTopology.requireUsableName(queue);
         return new AdoptedDelivery(new Received(queue, props, body), redelivered, publisher, declarations, clock,
-                acknowledge);
+                acknowledge, stillHeld);
+    }
+
+    /**
+     * Waits while the broker blocks publishing (a resource alarm), for as long as {@code giveUp} says no (asked every
+     * 200 ms): the consumer's door. A delivery that runs while no retry or dead letter can be published may need one
+     * and then holds its thread until the alarm ends; held here, before the effect, it waits unsettled (the consumer's
+     * prefetch fills and the broker sends no more) and the flow starts once publishing is open. Returns at once when
+     * publishing is open. The gate learns of an alarm from the broker's {@code connection.blocked}, which comes once
+     * this adapter's connection publishes during the alarm (a settle's copy) or at its opening and recoveries (a probe).
+     *
+     * @return true once publishing is open; false when {@code giveUp} said so first or the thread was interrupted (its
+     *     flag set again)
+     */
+    public boolean awaitPublishing(java.util.function.BooleanSupplier giveUp) {
+        Objects.requireNonNull(giveUp, "giveUp");
+        return publisher.awaitOpen(giveUp);
     }
 
     /**

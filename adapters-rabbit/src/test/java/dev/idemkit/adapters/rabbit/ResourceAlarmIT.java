@@ -299,20 +299,87 @@ class ResourceAlarmIT {
         }
     }
 
-    /** A memory alarm on the private node, once the node reports it. */
-    private static void setAlarm() throws Exception {
-        broker.ctl(1, "set_vm_memory_high_watermark", "0");
-        Eventually.await(Duration.ofSeconds(10), "the node's memory alarm", () -> {
+    /**
+     * A settle of a delivery another consumer holds (a Spring listener container's, {@link RabbitAdoptedDeliveries})
+     * waits through an alarm only while that consumer still holds it: once its channel closed, the broker has requeued
+     * the original, and a copy published at the alarm's end would be a second delivery of the message (here a dead
+     * letter of a message that is also redelivered). The settle stops waiting within a check and publishes nothing it
+     * had not written. Before, the adopted settle waited on {@code () -> true}: its thread stayed until the alarm ended,
+     * then published the copy.
+     */
+    @Test
+    void anAdoptedSettleStopsWaitingOnceItsDeliveryIsNoLongerHeld() throws Exception {
+        String queue = RabbitFixtures.anyQueue("alarm-adopted");
+        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1)))
+                .withConfirmTimeout(Duration.ofMillis(500));
+        java.util.concurrent.ExecutorService settles = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (RabbitAdoptedDeliveries deliveries = new RabbitAdoptedDeliveries(settings, Clock.system(),
+                RabbitFixtures.anyConnectionName("alarm-adopted"))) {
+            deliveries.declare(queue);
+            java.util.concurrent.atomic.AtomicBoolean firstHeld = new java.util.concurrent.atomic.AtomicBoolean(true);
+            java.util.concurrent.atomic.AtomicBoolean secondHeld = new java.util.concurrent.atomic.AtomicBoolean(true);
+            java.util.concurrent.Future<String> first;
+            java.util.concurrent.Future<String> second;
+            String health;
             try {
-                return broker.ctl(1, "eval", "rabbit_alarm:get_alarms().").contains("memory");
-            } catch (Exception e) {
-                return false;
+                setAlarm();
+                // the first copy is written; the broker tells the settle connection it is blocked
+                first = settles.submit(() -> deadLetter(deliveries, queue, "a-1", firstHeld::get));
+                Eventually.await(Duration.ofSeconds(10), "the settle connection knows it is blocked",
+                        () -> deliveries.health().contains("blocks publishing"));
+                health = deliveries.health();
+                // the second waits for publishing to open, nothing written
+                second = settles.submit(() -> deadLetter(deliveries, queue, "a-2", secondHeld::get));
+                Eventually.pause(1_000);
+                assertThat(first.isDone() || second.isDone()).as("a settle ended while the broker blocks publishing")
+                        .isFalse();
+                secondHeld.set(false); // its consumer's channel closed: the broker requeued the original
+                firstHeld.set(false);
+                assertThat(within(Duration.ofSeconds(3), () -> first.isDone() && second.isDone()))
+                        .as("both settles stopped waiting once their deliveries were no longer held").isTrue();
+            } finally {
+                clearAlarm();
             }
-        });
+            assertThat(health).startsWith("DOWN");
+            assertThat(second.get()).as("the settle that had written nothing").contains("nothing was published");
+            assertThat(first.get()).as("the settle whose copy was written").contains("may still land");
+            // a third, after the alarm, is confirmed; the written first copy lands, the second was never written
+            assertThat(within(Duration.ofSeconds(10), () -> "UP".equals(deliveries.health()))).isTrue();
+            assertThat(deadLetter(deliveries, queue, "a-3", () -> true)).isEqualTo("settled");
+            Eventually.await(Duration.ofSeconds(20), "the first and third dead letters in the DLQ",
+                    () -> deliveries.deadLetterQueue().depth(queue) >= 2);
+            assertThat(deliveries.deadLetterQueue().peek(queue, 10))
+                    .extracting(e -> e.deadLetter().original().rawId()).containsExactlyInAnyOrder("a-1", "a-3");
+        } finally {
+            settles.shutdownNow();
+            try (RabbitMessageTransport cleanup = new RabbitMessageTransport(settings, Clock.system(),
+                    RabbitFixtures.anyConnectionName("alarm-adopted-cleanup"))) {
+                cleanup.deleteTopology(queue);
+            }
+        }
+    }
+
+    /** Dead-letters an adopted delivery of {@code id}: "settled", or what its settle threw. */
+    private static String deadLetter(RabbitAdoptedDeliveries deliveries, String queue, String id,
+            BooleanSupplier stillHeld) {
+        com.rabbitmq.client.AMQP.BasicProperties props = new com.rabbitmq.client.AMQP.BasicProperties.Builder()
+                .messageId(id).deliveryMode(2).build();
+        try {
+            deliveries.adopt(queue, props, new byte[] {1}, false, () -> { }, stillHeld)
+                    .deadLetter("a poison message", new dev.idemkit.domain.deadletter.AttemptRecord(1,
+                            java.time.Instant.now(), "IllegalStateException: poison"));
+            return "settled";
+        } catch (RuntimeException e) {
+            return String.valueOf(e.getMessage());
+        }
+    }
+
+    private static void setAlarm() throws Exception {
+        broker.setMemoryAlarm(1);
     }
 
     private static void clearAlarm() throws Exception {
-        broker.ctl(1, "set_vm_memory_high_watermark", "0.4");
+        broker.clearMemoryAlarm(1);
     }
 
     /** Whether {@code condition} held within {@code bound} (a finding for the soft assertions, not a failure yet). */
