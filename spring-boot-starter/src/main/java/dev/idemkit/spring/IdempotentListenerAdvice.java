@@ -1,6 +1,7 @@
 package dev.idemkit.spring;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
 import dev.idemkit.adapters.postgres.JoinedUnitOfWork;
 import dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries;
 import dev.idemkit.domain.retry.FailureClass;
@@ -18,14 +19,18 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
 import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.amqp.support.converter.MessageConversionException;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.messaging.handler.invocation.MethodArgumentResolutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Makes every {@code @RabbitListener} of a container factory idempotent: a front door of idemkit's one delivery flow
@@ -49,6 +54,7 @@ import org.springframework.messaging.handler.invocation.MethodArgumentResolution
  * passed through untouched.
  */
 public final class IdempotentListenerAdvice implements MethodInterceptor {
+    private static final Logger LOG = LoggerFactory.getLogger(IdempotentListenerAdvice.class);
     private final InboxStore<JoinedUnitOfWork> inbox;
     private final RabbitAdoptedDeliveries deliveries;
     private final RetryPolicy policy;
@@ -105,12 +111,16 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
         if (!serves(queue)) {
             return invocation.proceed();
         }
+        // the container's channel: while it is open the container holds the delivery; once it closed (the container
+        // stopped, its connection was lost) the broker has requeued it and nothing may settle it any more
+        BooleanSupplier held = args[0] instanceof Channel channel ? channel::isOpen : () -> true;
+        holdWhilePublishingIsBlocked(queue, message, held);
         AMQP.BasicProperties props = converter.fromMessageProperties(message.getMessageProperties(),
                 StandardCharsets.UTF_8.name());
         boolean redelivered = Boolean.TRUE.equals(message.getMessageProperties().isRedelivered());
         // AUTO acknowledgement: the container acks once this returns normally, so a settled delivery has nothing more
         // to do; a settle that could not be confirmed throws and the container gives the message back
-        Delivery delivery = deliveries.adopt(queue, props, message.getBody(), redelivered, () -> { });
+        Delivery delivery = deliveries.adopt(queue, props, message.getBody(), redelivered, () -> { }, held);
         // on a retry or redrive copy the producer's headers travel nested; the listener reads them where it did first
         RabbitAdoptedDeliveries.restoreApplicationHeaders(message.getMessageProperties().getHeaders());
         try {
@@ -124,6 +134,29 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
             throw unsettled;
         }
         return null;
+    }
+
+    /**
+     * No work is taken while the broker blocks publishing (a resource alarm): a delivery that failed now could not have
+     * its retry or dead letter published, and the listener's own publishes would block inside its transaction. The
+     * delivery waits here, before the flow, unacknowledged; the container's prefetch fills and the broker sends this
+     * consumer no more. The container stopping (its threads interrupted) or the channel closing ends the wait: the
+     * broker has the delivery back, untouched.
+     */
+    private void holdWhilePublishingIsBlocked(String queue, Message message, BooleanSupplier held) {
+        if (deliveries.awaitPublishing(() -> true)) {
+            return; // publishing is open: the usual case, no wait
+        }
+        long tag = message.getMessageProperties().getDeliveryTag();
+        LOG.warn("decision=delivery-held-by-alarm queue={} delivery_tag={} detail=\"{}; the delivery waits,"
+                + " unacknowledged, until publishing is open\"", queue, tag, deliveries.health());
+        long since = System.nanoTime();
+        if (!deliveries.awaitPublishing(() -> !held.getAsBoolean())) {
+            throw new ImmediateRequeueAmqpException("delivery " + tag + " on " + queue + " held through a"
+                    + " resource alarm until its container stopped or its channel closed: not run, given back");
+        }
+        LOG.info("decision=delivery-released queue={} delivery_tag={} held_for={}ms", queue, tag,
+                (System.nanoTime() - since) / 1_000_000);
     }
 
     /** {@code 500 ms * 2^(n-1)}, at most 30 s, for the {@code n}-th delivery in a row that could not be settled. */

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.idemkit.adapters.postgres.PostgresSettings;
 import dev.idemkit.domain.Outcome;
 import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.DeadLetterHeaders;
@@ -57,32 +56,16 @@ class SampleServiceIT {
     private static final java.net.URI RABBIT = java.net.URI.create(TestRabbit.URI);
     private static final String SCHEMA = "idemkit_spring_" + RUN;
     private static final String QUEUE = "idemkit.spring.credits." + RUN;
-    private static final PostgresSettings PG = PostgresSettings.fromEnvironment();
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
-        String url = PG.url() + (PG.url().contains("?") ? "&" : "?") + "currentSchema=" + SCHEMA;
-        registry.add("spring.datasource.url", () -> url);
-        registry.add("spring.datasource.username", PG::user);
-        registry.add("spring.datasource.password", PG::password);
-        registry.add("spring.rabbitmq.host", RABBIT::getHost);
-        registry.add("spring.rabbitmq.port", () -> RABBIT.getPort() > 0 ? RABBIT.getPort() : 5672);
+        SampleServiceProperties.register(registry, SCHEMA, QUEUE, RABBIT);
         registry.add("spring.rabbitmq.listener.simple.concurrency", () -> "4");
-        registry.add("sample.queue", () -> QUEUE);
-        registry.add("idemkit.postgres.schema", () -> SCHEMA);
-        registry.add("idemkit.rabbit.idempotent-listeners", () -> "true");
-        registry.add("idemkit.retry.max-attempts", () -> "3");
-        registry.add("idemkit.retry.base-delay", () -> "20ms");
-        registry.add("idemkit.retry.max-delay", () -> "100ms");
         registry.add("idemkit.http.paths", () -> "/payments/**");
         registry.add("idemkit.http.client-header", () -> "X-Client-Id");
         registry.add("idemkit.http.max-body-size", () -> "64KB");
         registry.add("spring.datasource.hikari.maximum-pool-size", () -> "20");
         registry.add("management.endpoint.health.show-details", () -> "always");
-        // this sample is the plain-JDBC service (DataSourceTransactionManager); JpaSampleServiceIT is the JPA one
-        registry.add("spring.autoconfigure.exclude", () -> "org.springframework.boot.hibernate.autoconfigure"
-                + ".HibernateJpaAutoConfiguration,org.springframework.boot.data.jpa.autoconfigure"
-                + ".DataJpaRepositoriesAutoConfiguration");
     }
 
     @Autowired

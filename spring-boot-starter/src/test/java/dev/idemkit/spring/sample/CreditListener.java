@@ -13,7 +13,7 @@ import org.springframework.stereotype.Component;
  * A plain {@code @RabbitListener}: body "account:amount". It knows nothing of idemkit; with
  * {@code idemkit.rabbit.idempotent-listeners=true} the starter runs it in a transaction, through the inbox, with
  * retries and a dead-letter queue. Bodies with a prefix misbehave the ways listeners do in the field:
- * "poison" always throws; "until-fixed:" throws until its id is in {@link #FIXED}; "swallow:" credits, then swallows a failed statement; "doomed:" credits, then swallows the
+ * "poison" always throws; "until-fixed:" throws until its id is in {@link #FIXED}; "swallow:" credits, then swallows a failed statement; "slow:" takes 50 ms, then credits; "doomed:" credits, then swallows the
  * failure of a participating {@code @Transactional} method (the transaction is rollback-only); "inner:" credits
  * through {@link IdempotentInbox} itself, keyed by the queue's name and the message id.
  */
@@ -79,6 +79,14 @@ public class CreditListener {
         } else if (parts[0].equals("until-fixed")) {
             if (!FIXED.contains(messageId)) {
                 throw new IllegalStateException("the downstream service refuses it until it is fixed");
+            }
+            credit(parts[1], parts[2]);
+        } else if (parts[0].equals("slow")) {
+            try {
+                Thread.sleep(50); // a stream that lasts: some work a listener does besides its credit
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
             }
             credit(parts[1], parts[2]);
         } else if (parts[0].equals("inner")) {

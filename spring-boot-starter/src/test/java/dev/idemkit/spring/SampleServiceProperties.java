@@ -1,0 +1,34 @@
+package dev.idemkit.spring;
+
+import dev.idemkit.adapters.postgres.PostgresSettings;
+import java.net.URI;
+import org.springframework.test.context.DynamicPropertyRegistry;
+
+/**
+ * The properties every test of the plain-JDBC sample service starts it with: the local PostgreSQL in a schema of the
+ * test's own, a RabbitMQ broker, the sample's queue, idempotent listeners with 3 attempts 20-100 ms apart, and no JPA
+ * (the sample's JPA twin has its own test).
+ */
+final class SampleServiceProperties {
+    private SampleServiceProperties() {
+    }
+
+    static void register(DynamicPropertyRegistry registry, String schema, String queue, URI rabbit) {
+        PostgresSettings pg = PostgresSettings.fromEnvironment();
+        String url = pg.url() + (pg.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        registry.add("spring.datasource.url", () -> url);
+        registry.add("spring.datasource.username", pg::user);
+        registry.add("spring.datasource.password", pg::password);
+        registry.add("spring.rabbitmq.host", rabbit::getHost);
+        registry.add("spring.rabbitmq.port", () -> rabbit.getPort() > 0 ? rabbit.getPort() : 5672);
+        registry.add("sample.queue", () -> queue);
+        registry.add("idemkit.postgres.schema", () -> schema);
+        registry.add("idemkit.rabbit.idempotent-listeners", () -> "true");
+        registry.add("idemkit.retry.max-attempts", () -> "3");
+        registry.add("idemkit.retry.base-delay", () -> "20ms");
+        registry.add("idemkit.retry.max-delay", () -> "100ms");
+        registry.add("spring.autoconfigure.exclude", () -> "org.springframework.boot.hibernate.autoconfigure"
+                + ".HibernateJpaAutoConfiguration,org.springframework.boot.data.jpa.autoconfigure"
+                + ".DataJpaRepositoriesAutoConfiguration");
+    }
+}
