@@ -24,6 +24,7 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.connection.ChannelProxy;
 import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
 import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.amqp.support.converter.MessageConversionException;
@@ -113,7 +114,9 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
         }
         // the container's channel: while it is open the container holds the delivery; once it closed (the container
         // stopped, its connection was lost) the broker has requeued it and nothing may settle it any more
-        BooleanSupplier held = args[0] instanceof Channel channel ? channel::isOpen : () -> true;
+        // (the physical channel behind Spring's proxy: the proxy of a direct container replaces a closed channel with
+        // a new one, open but holding none of this channel's deliveries)
+        BooleanSupplier held = args[0] instanceof Channel channel ? heldBy(channel) : () -> true;
         holdWhilePublishingIsBlocked(queue, message, held);
         AMQP.BasicProperties props = converter.fromMessageProperties(message.getMessageProperties(),
                 StandardCharsets.UTF_8.name());
@@ -131,9 +134,23 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
             // trouble): the container gives the message back, and would have it again at once; a pause first, growing
             // while it lasts, keeps that from spinning (on a quorum queue each requeue counts against its limit)
             pause(unsettledInARow.incrementAndGet());
-            throw unsettled;
+            if (unsettled instanceof Error error) {
+                throw error;
+            }
+            // back to the queue whatever the container's default-requeue-rejected says: with false, a plain exception
+            // here would be rejected without requeue, and the message dropped or dead-lettered by the broker unrun
+            throw new ImmediateRequeueAmqpException("delivery on " + queue + " not settled (given back): "
+                    + unsettled.getMessage(), unsettled);
         }
         return null;
+    }
+
+    /** Whether the channel a delivery came on is still the open one it came on. */
+    private static BooleanSupplier heldBy(Channel channel) {
+        Channel physical = channel instanceof ChannelProxy proxy ? proxy.getTargetChannel() : channel;
+        return physical == null ? () -> false
+                : channel instanceof ChannelProxy proxy ? () -> proxy.getTargetChannel() == physical && physical.isOpen()
+                : physical::isOpen;
     }
 
     /**

@@ -104,6 +104,7 @@ class SpringResourceAlarmIT {
     void duringAnAlarmTheListenersTakeNoWorkHealthIsDownAndAfterwardsEveryCreditIsAppliedOnce() throws Exception {
         var container = listeners.getListenerContainer("credits");
         container.stop();
+        long deadLettersBefore = deliveries.deadLetterQueue().depth(QUEUE);
         String flakyAccount = account();
         String slowAccount = account();
         String flaky = "flaky-" + RUN;
@@ -144,9 +145,50 @@ class SpringResourceAlarmIT {
         Thread.sleep(1_000); // a second application of any would show now
         soft.assertThat(balance(slowAccount)).as("slow credits applied").isEqualTo(SLOW);
         soft.assertThat(balance(flakyAccount)).as("the flaky credit, applied on its third attempt").isEqualTo(1);
-        soft.assertThat(deliveries.deadLetterQueue().depth(QUEUE)).as("messages dead-lettered").isZero();
+        soft.assertThat(deliveries.deadLetterQueue().depth(QUEUE) - deadLettersBefore).as("messages dead-lettered")
+                .isZero();
         soft.assertThat(within(Duration.ofSeconds(10), () -> health.health().getStatus().equals(Status.UP)))
                 .as("health UP after the alarm (%s)", health.health().getDetails()).isTrue();
+        soft.assertAll();
+    }
+
+    /**
+     * A settle that cannot finish (its container stops during the alarm and interrupts the listener thread waiting for
+     * the retry copy's confirm) gives the delivery back to the queue even when the service set
+     * {@code default-requeue-rejected=false}. Before, the advice rethrew the settle's plain exception and the container
+     * rejected the message without requeue: the broker dead-lettered a message that was never settled (here into
+     * idemkit's DLQ through the work queue's dead-letter exchange; without one, it is dropped).
+     */
+    @Test
+    void anUnsettledDeliveryGoesBackToItsQueueEvenWithDefaultRequeueRejectedFalse() throws Exception {
+        var container = (org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer) listeners
+                .getListenerContainer("credits");
+        container.stop();
+        long deadLettersBefore = deliveries.deadLetterQueue().depth(QUEUE);
+        String account = account();
+        String flaky = "flaky-" + RUN + "-requeue";
+        send(flaky, "flaky:" + account + ":1");
+        container.setDefaultRequeueRejected(false);
+        container.setShutdownTimeout(1_000);
+        try {
+            broker.setMemoryAlarm(1);
+            container.start();
+            await("the settle connection knows the broker blocks it").atMost(Duration.ofSeconds(15))
+                    .until(() -> deliveries.health().contains("blocks publishing"));
+            container.stop(); // the flaky message's retry copy waits for its confirm: interrupted after 1 s
+        } finally {
+            broker.clearMemoryAlarm(1);
+        }
+        container.setDefaultRequeueRejected(true);
+        container.setShutdownTimeout(5_000);
+        container.start();
+        await("the flaky credit applied after the alarm").atMost(Duration.ofSeconds(60))
+                .until(() -> balance(account) >= 1);
+        Thread.sleep(1_000); // a second application, or a late dead letter, would show now
+        SoftAssertions soft = new SoftAssertions();
+        soft.assertThat(balance(account)).as("the flaky credit").isEqualTo(1);
+        soft.assertThat(deliveries.deadLetterQueue().depth(QUEUE) - deadLettersBefore)
+                .as("messages dead-lettered (by the broker, after a reject without requeue)").isZero();
         soft.assertAll();
     }
 

@@ -300,6 +300,83 @@ class ResourceAlarmIT {
     }
 
     /**
+     * The consuming connection closed by the broker during an alarm, while a delivery's retry copy waits for its confirm
+     * and the rest of the prefetch is held: the settle stops waiting (its channel closed, the broker requeued the
+     * original), the recovered connection's consumer takes no work until the alarm ends, and afterwards every effect is
+     * applied once, nothing is dead-lettered and no copy is left over.
+     */
+    @Test
+    void aConsumingConnectionLostDuringAnAlarmTakesNoWorkUntilItEnds() throws Exception {
+        String queue = RabbitFixtures.anyQueue("alarm-consume-lost");
+        String name = RabbitFixtures.anyConnectionName("alarm-consume-lost");
+        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1))).withConsumers(1)
+                .withPrefetch(5).withConfirmTimeout(Duration.ofMillis(500)).withDeliveryLimit(3);
+        InMemoryCounter effects = new InMemoryCounter();
+        AtomicInteger calls = new AtomicInteger();
+        java.util.concurrent.CountDownLatch alarmOn = new java.util.concurrent.CountDownLatch(1);
+        Consumers consumers = new Consumers();
+        SoftAssertions soft = new SoftAssertions();
+        try (RabbitMessageTransport transport = new RabbitMessageTransport(settings, Clock.system(), name)) {
+            for (int i = 0; i < 5; i++) {
+                transport.publish(queue, OutgoingMessage.of("m-" + i, ("n=" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            ThreadLocal<Integer> attempt = new ThreadLocal<>();
+            DeliveryHandler runtime = consumers.runtime((message, work) -> {
+                calls.incrementAndGet();
+                if (message.rawId().equals("m-0") && attempt.get() == 1) {
+                    alarmOn.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                    throw new IllegalStateException("fails its first attempt"); // its retry copy, written in the alarm
+                }
+                effects.add(work, message.rawId(), 1);
+            });
+            int callsAfterRecovery = -1;
+            String healthAfterRecovery = "";
+            try (var subscription = transport.subscribe(queue, d -> {
+                attempt.set(d.attempt());
+                runtime.onDelivery(d);
+            })) {
+                // m-0's first attempt waits for the alarm; the gate hears of it from m-0's retry copy
+                Eventually.await(Duration.ofSeconds(10), "m-0's first attempt", () -> calls.get() >= 1);
+                try {
+                    setAlarm();
+                    alarmOn.countDown();
+                    soft.assertThat(within(Duration.ofSeconds(20), () -> transport.health().contains("blocks publishing")))
+                            .as("health DOWN once m-0's retry copy was written").isTrue();
+                    int callsBeforeClose = calls.get();
+                    java.util.List<String> closed = new java.util.ArrayList<>();
+                    for (String pid : consumingConnections(name)) {
+                        broker.ctl(1, "close_connection", pid, "idemkit test: lost");
+                        closed.add(pid);
+                    }
+                    soft.assertThat(closed).as("consuming connections closed").hasSize(1);
+                    Eventually.await(Duration.ofSeconds(30), "the consuming connection recovered (a new one)", () -> {
+                        java.util.List<String> now = consumingConnections(name);
+                        return !now.isEmpty() && now.stream().noneMatch(closed::contains);
+                    });
+                    Eventually.pause(3_000); // a reopened channel that consumed would have run m-0 again by now
+                    callsAfterRecovery = calls.get() - callsBeforeClose;
+                    healthAfterRecovery = transport.health();
+                } finally {
+                    alarmOn.countDown();
+                    clearAlarm();
+                }
+                Eventually.await(Duration.ofSeconds(60), "every effect applied after the alarm",
+                        () -> java.util.stream.IntStream.range(0, 5).allMatch(i -> effects.read("m-" + i) > 0));
+                Eventually.await(Duration.ofSeconds(30), "no copy left in the queue, its buckets and hold queue",
+                        () -> messagesIn(queue) == 0);
+            }
+            soft.assertThat(callsAfterRecovery).as("handler calls during the alarm after the consuming connection closed").isZero();
+            soft.assertThat(healthAfterRecovery).as("health after the recovery").contains("blocks publishing");
+            for (int i = 0; i < 5; i++) {
+                soft.assertThat(effects.read("m-" + i)).as("effects of m-%d", i).isEqualTo(1);
+            }
+            soft.assertThat(transport.deadLetterQueue().depth(queue)).as("healthy messages dead-lettered").isZero();
+            transport.deleteTopology(queue);
+        }
+        soft.assertAll();
+    }
+
+    /**
      * A settle of a delivery another consumer holds (a Spring listener container's, {@link RabbitAdoptedDeliveries})
      * waits through an alarm only while that consumer still holds it: once its channel closed, the broker has requeued
      * the original, and a copy published at the alarm's end would be a second delivery of the message (here a dead
@@ -357,6 +434,21 @@ class ResourceAlarmIT {
                 cleanup.deleteTopology(queue);
             }
         }
+    }
+
+    /** The pids of the connections named {@code <name>-consume} on the private node (empty when it cannot say). */
+    private static java.util.List<String> consumingConnections(String name) {
+        java.util.List<String> pids = new java.util.ArrayList<>();
+        try {
+            for (String line : broker.ctl(1, "list_connections", "pid", "client_properties").split("\n")) {
+                if (line.contains("\"" + name + "-consume\"")) {
+                    pids.add(line.trim().split("\\s+")[0]);
+                }
+            }
+        } catch (Exception e) {
+            return java.util.List.of();
+        }
+        return pids;
     }
 
     /** Dead-letters an adopted delivery of {@code id}: "settled", or what its settle threw. */
