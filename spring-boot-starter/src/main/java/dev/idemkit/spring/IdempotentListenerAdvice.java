@@ -147,10 +147,11 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
 
     /** Whether the channel a delivery came on is still the open one it came on. */
     private static BooleanSupplier heldBy(Channel channel) {
-        Channel physical = channel instanceof ChannelProxy proxy ? proxy.getTargetChannel() : channel;
-        return physical == null ? () -> false
-                : channel instanceof ChannelProxy proxy ? () -> proxy.getTargetChannel() == physical && physical.isOpen()
-                : physical::isOpen;
+        if (!(channel instanceof ChannelProxy proxy)) {
+            return channel::isOpen;
+        }
+        Channel physical = proxy.getTargetChannel();
+        return () -> physical != null && proxy.getTargetChannel() == physical && physical.isOpen();
     }
 
     /**

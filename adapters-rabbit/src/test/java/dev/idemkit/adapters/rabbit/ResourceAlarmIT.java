@@ -60,7 +60,7 @@ class ResourceAlarmIT {
         Duration patience = RabbitDelivery.settlePatience;
         RabbitDelivery.settlePatience = Duration.ofSeconds(2); // far shorter than the alarm
         String queue = RabbitFixtures.anyQueue("alarm");
-        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1))).withConsumers(CONSUMERS)
+        RabbitSettings settings = privateNode().withConsumers(CONSUMERS)
                 .withPrefetch(5).withConfirmTimeout(Duration.ofMillis(500)).withDeliveryLimit(1);
         InMemoryCounter effects = new InMemoryCounter();
         Set<String> failedOnce = ConcurrentHashMap.newKeySet();
@@ -145,7 +145,7 @@ class ResourceAlarmIT {
     void closingAndRestartingConsumersDuringAnAlarmDeadLettersNoHealthyMessage() throws Exception {
         String queue = RabbitFixtures.anyQueue("alarm-held");
         String other = RabbitFixtures.anyQueue("alarm-held-other");
-        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1))).withConsumers(1)
+        RabbitSettings settings = privateNode().withConsumers(1)
                 .withPrefetch(5).withConfirmTimeout(Duration.ofMillis(500)).withDeliveryLimit(2);
         Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
         AtomicInteger callsDuringAlarm = new AtomicInteger();
@@ -223,7 +223,7 @@ class ResourceAlarmIT {
     @Test
     void aProducersPublishWrittenInAnAlarmFailsAfterItsConfirmTimeout() throws Exception {
         String queue = RabbitFixtures.anyQueue("alarm-producer");
-        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1)))
+        RabbitSettings settings = privateNode()
                 .withConfirmTimeout(Duration.ofMillis(500));
         try (RabbitMessageTransport transport = new RabbitMessageTransport(settings, Clock.system(),
                 RabbitFixtures.anyConnectionName("alarm-producer"))) {
@@ -262,7 +262,7 @@ class ResourceAlarmIT {
     void aConnectionRecoveredDuringAnAlarmStillKnowsItIsBlocked() throws Exception {
         String queue = RabbitFixtures.anyQueue("alarm-recovery");
         String name = RabbitFixtures.anyConnectionName("alarm-recovery");
-        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1)))
+        RabbitSettings settings = privateNode()
                 .withConfirmTimeout(Duration.ofMillis(500));
         try (RabbitMessageTransport transport = new RabbitMessageTransport(settings, Clock.system(), name)) {
             transport.declare(queue);
@@ -309,7 +309,7 @@ class ResourceAlarmIT {
     void aConsumingConnectionLostDuringAnAlarmTakesNoWorkUntilItEnds() throws Exception {
         String queue = RabbitFixtures.anyQueue("alarm-consume-lost");
         String name = RabbitFixtures.anyConnectionName("alarm-consume-lost");
-        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1))).withConsumers(1)
+        RabbitSettings settings = privateNode().withConsumers(1)
                 .withPrefetch(5).withConfirmTimeout(Duration.ofMillis(500)).withDeliveryLimit(3);
         InMemoryCounter effects = new InMemoryCounter();
         AtomicInteger calls = new AtomicInteger();
@@ -387,7 +387,7 @@ class ResourceAlarmIT {
     @Test
     void anAdoptedSettleStopsWaitingOnceItsDeliveryIsNoLongerHeld() throws Exception {
         String queue = RabbitFixtures.anyQueue("alarm-adopted");
-        RabbitSettings settings = RabbitFixtures.settings().withUri(URI.create(broker.uri(1)))
+        RabbitSettings settings = privateNode()
                 .withConfirmTimeout(Duration.ofMillis(500));
         java.util.concurrent.ExecutorService settles = java.util.concurrent.Executors.newFixedThreadPool(2);
         try (RabbitAdoptedDeliveries deliveries = new RabbitAdoptedDeliveries(settings, Clock.system(),
@@ -464,6 +464,11 @@ class ResourceAlarmIT {
         } catch (RuntimeException e) {
             return String.valueOf(e.getMessage());
         }
+    }
+
+    /** The test settings, on the private node. */
+    private static RabbitSettings privateNode() {
+        return RabbitFixtures.settings().withUri(URI.create(broker.uri(1)));
     }
 
     private static void setAlarm() throws Exception {
