@@ -136,6 +136,34 @@ public final class KafkaMessageTransport implements MessageTransport {
     @Override
     public void publish(String queue, OutgoingMessage message) {
         topics.ensure(queue);
+        sendAndWait(producer, record(queue, message), settings.sendTimeout());
+    }
+
+    /**
+     * The idempotent producer's own pipelining (up to 5 requests in flight per broker, order kept per partition); the
+     * future completes on the broker's ack, from the producer's I/O thread.
+     */
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
+        java.util.concurrent.CompletableFuture<Void> acked = new java.util.concurrent.CompletableFuture<>();
+        try {
+            topics.ensure(queue);
+            producer.send(record(queue, message), (metadata, e) -> {
+                if (e == null) {
+                    acked.complete(null);
+                } else {
+                    acked.completeExceptionally(new TransportException("the broker did not ack the record for " + queue
+                            + ": " + e, e));
+                }
+            });
+        } catch (RuntimeException e) {
+            acked.completeExceptionally(e instanceof TransportException ? e
+                    : new TransportException("could not publish to " + queue + ": " + e, e));
+        }
+        return acked;
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(String queue, OutgoingMessage message) {
         RecordHeaders headers = new RecordHeaders();
         message.headers().forEach((k, v) -> {
             if (!k.equals(KafkaWire.MESSAGE_ID)) {
@@ -144,7 +172,7 @@ public final class KafkaMessageTransport implements MessageTransport {
         });
         headers.add(KafkaWire.MESSAGE_ID, KafkaWire.bytes(message.id()));
         byte[] key = message.groupId().map(g -> g.getBytes(StandardCharsets.UTF_8)).orElse(null);
-        sendAndWait(producer, new ProducerRecord<>(queue, null, key, message.body(), headers), settings.sendTimeout());
+        return new ProducerRecord<>(queue, null, key, message.body(), headers);
     }
 
     /** Creates the topics of {@code queue} now (they are otherwise created on first use). */

@@ -9,8 +9,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -24,7 +22,8 @@ import java.util.concurrent.TimeoutException;
  * nack, a return (no such queue), a closed channel or the timeout.
  *
  * <p>A small pool of confirm-mode channels, each used by one thread at a time for the write only; the
- * wait for the confirm happens outside the pool, so concurrent callers pipeline instead of queueing.
+ * wait for the confirm happens outside the pool, so concurrent callers pipeline instead of queueing. {@link #publishAsync}
+ * does not wait at all: up to {@link #MAX_IN_FLIGHT} publishes are in flight, each told of its own confirm.
  * Returns are matched to their publish through a header carrying the channel's sequence number.
  *
  * <p>A resource alarm ({@link PublishGate}): nothing is written while the broker blocks publishing (a producer's publish
@@ -40,18 +39,27 @@ final class ConfirmingPublisher implements AutoCloseable {
     /** Internal: matches a basic.return to its publish; never shown to handlers. */
     static final String PUBLISH_TAG = "x-idemkit-publish-tag";
 
+    /**
+     * Publishes written and not yet confirmed, at most, over all channels ({@link #publishAsync}): a caller past it
+     * waits for a confirm, up to the timeout. Above RabbitMQ PerfTest's usual confirm window of a few hundred, so the
+     * broker, not this bound, sets the pace.
+     */
+    static final int MAX_IN_FLIGHT = 1024;
+
     private final Connection connection;
     private final Duration timeout;
-    private final BlockingQueue<ConfirmChannel> idle;
+    private final ConfirmChannel[] slots;
+    private final java.util.concurrent.atomic.AtomicInteger nextSlot = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(MAX_IN_FLIGHT);
     private final PublishGate gate;
 
     ConfirmingPublisher(Connection connection, int channels, Duration timeout) {
         this.connection = connection;
         this.timeout = timeout;
         this.gate = PublishGate.of(connection, timeout);
-        this.idle = new ArrayBlockingQueue<>(channels);
+        this.slots = new ConfirmChannel[channels];
         for (int i = 0; i < channels; i++) {
-            idle.add(new ConfirmChannel(null));
+            slots[i] = new ConfirmChannel(null);
         }
     }
 
@@ -166,13 +174,13 @@ final class ConfirmingPublisher implements AutoCloseable {
                     + blocked.get() + ")");
         }
         Pending pending;
-        ConfirmChannel slot = borrow();
+        ConfirmChannel slot = borrow(null);
         try {
             pending = slot.send(routingKey, props, body);
         } catch (IOException | RuntimeException e) {
             throw new TransportException("publish to " + routingKey + " failed: " + e.getMessage(), e);
         } finally {
-            idle.add(slot);
+            slot.lock.unlock();
         }
         try {
             awaitConfirm(pending.future, stillHeld);
@@ -239,26 +247,98 @@ final class ConfirmingPublisher implements AutoCloseable {
         }
     }
 
-    private ConfirmChannel borrow() {
-        ConfirmChannel slot;
+    /**
+     * A producer's publish that does not wait for its confirm ({@code MessageTransport.publishAsync}): the future
+     * completes on the confirm, or with a {@link TransportException} on a nack, a return, a closed channel or the timeout
+     * counted from the write ("outcome unknown"). Fails at once, writing nothing, while the broker blocks publishing.
+     * Publishes of one {@code group} go on one channel, in call order. The future completes on the connection's thread:
+     * its dependents must not block.
+     */
+    CompletableFuture<Void> publishAsync(String routingKey, AMQP.BasicProperties props, byte[] body, String group) {
+        java.util.Optional<String> blocked = gate.blockedBy();
+        if (blocked.isPresent()) {
+            return CompletableFuture.failedFuture(new TransportException("publish to " + routingKey + " not sent: the"
+                    + " broker blocks publishing (" + blocked.get() + ")"));
+        }
         try {
-            slot = idle.take();
+            if (!inFlight.tryAcquire(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                return CompletableFuture.failedFuture(new TransportException("publish to " + routingKey + " not sent: "
+                        + MAX_IN_FLIGHT + " publishes waited for their confirms for " + timeout.toMillis() + " ms"));
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new TransportException("interrupted while waiting for a publishing channel", e);
+            return CompletableFuture.failedFuture(new TransportException("interrupted before a publish to " + routingKey, e));
+        }
+        Pending pending;
+        try {
+            ConfirmChannel slot = borrow(group);
+            try {
+                pending = slot.send(routingKey, props, body);
+            } finally {
+                slot.lock.unlock();
+            }
+        } catch (IOException | RuntimeException e) {
+            inFlight.release();
+            return CompletableFuture.failedFuture(e instanceof TransportException t ? t
+                    : new TransportException("publish to " + routingKey + " failed: " + e.getMessage(), e));
+        }
+        CompletableFuture<Void> confirmed = new CompletableFuture<>();
+        pending.future.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((ok, failure) -> {
+            inFlight.release();
+            if (failure == null) {
+                confirmed.complete(null);
+            } else if (failure instanceof TimeoutException) {
+                pending.owner.remove(pending.seq);
+                confirmed.completeExceptionally(new TransportException("publish to " + routingKey + " written, not"
+                        + " confirmed within " + timeout.toMillis() + " ms: outcome unknown"));
+            } else {
+                confirmed.completeExceptionally(failure instanceof TransportException ? failure
+                        : new TransportException("publish to " + routingKey + " failed: " + failure, failure));
+            }
+        });
+        return confirmed;
+    }
+
+    /**
+     * A channel to write on, locked for the caller (who unlocks it after the write) and open: the group's own one, or
+     * for no group the first free one (else the next in turn).
+     */
+    private ConfirmChannel borrow(String group) {
+        ConfirmChannel slot = null;
+        if (group != null) {
+            slot = slots[Math.floorMod(group.hashCode(), slots.length)];
+        } else {
+            int start = nextSlot.getAndIncrement();
+            for (int i = 0; i < slots.length && slot == null; i++) {
+                ConfirmChannel s = slots[Math.floorMod(start + i, slots.length)];
+                if (s.lock.tryLock()) {
+                    slot = s;
+                }
+            }
+        }
+        if (slot == null || group != null) {
+            if (slot == null) {
+                slot = slots[Math.floorMod(nextSlot.get(), slots.length)];
+            }
+            try {
+                slot.lock.lockInterruptibly();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TransportException("interrupted while waiting for a publishing channel", e);
+            }
         }
         try {
             slot.ensureOpen();
             return slot;
         } catch (IOException | RuntimeException e) {
-            idle.add(slot);
+            slot.lock.unlock();
             throw new TransportException("cannot open a publishing channel: " + e.getMessage(), e);
         }
     }
 
     @Override
     public void close() {
-        for (ConfirmChannel slot : idle) {
+        for (ConfirmChannel slot : slots) {
             slot.close();
         }
     }
@@ -267,6 +347,8 @@ final class ConfirmingPublisher implements AutoCloseable {
 
     /** One confirm-mode channel and the publishes it still waits confirms for. */
     private final class ConfirmChannel {
+        /** Held for a write (and the channel's opening): one writer at a time, so a group's writes keep their order. */
+        final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
         private final ConcurrentNavigableMap<Long, CompletableFuture<Void>> waiting = new ConcurrentSkipListMap<>();
         private Channel channel;
 

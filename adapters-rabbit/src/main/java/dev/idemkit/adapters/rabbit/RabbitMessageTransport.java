@@ -124,6 +124,18 @@ public final class RabbitMessageTransport implements MessageTransport {
         publisher.publish(queue, AmqpMessages.propertiesOf(message, clock.now().toEpochMilli()), message.body());
     }
 
+    /** Many in flight (up to {@link ConfirmingPublisher#MAX_IN_FLIGHT}); one group's publishes on one channel, in order. */
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
+        try {
+            declarations.ensureQueue(queue);
+        } catch (RuntimeException e) {
+            return java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+        return publisher.publishAsync(queue, AmqpMessages.propertiesOf(message, clock.now().toEpochMilli()),
+                message.body(), message.groupId().orElse(null));
+    }
+
     /**
      * {@code UP}, or {@code DOWN: } and why: the broker blocks publishing (a resource alarm: no retry or dead letter can
      * be published, so the subscriptions hand no delivery to their handlers until it ends), or a connection is

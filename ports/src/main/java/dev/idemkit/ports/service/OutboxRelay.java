@@ -17,15 +17,10 @@ import dev.idemkit.ports.out.RelayOutcome;
 import dev.idemkit.ports.out.StoreUnavailableException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
@@ -33,8 +28,9 @@ import java.util.function.UnaryOperator;
  * the store mark them sent only after the broker confirmed. The message id is the row's id, so what a crash between
  * publish and mark sends twice is absorbed by the consumer's inbox.
  *
- * <p>Per ordering key one row at a time, oldest first (the store hands out only heads of their keys and holds them);
- * keys in parallel. A failed publish is retried with the retry policy's backoff; after its attempts, or at once for a
+ * <p>Per ordering key oldest first, one row in flight at a time unless {@link Settings#keyWindow()} allows more (the
+ * store hands out only heads of their keys and holds them); keys in parallel, all through the transport's pipelined
+ * {@link MessageTransport#publishAsync}, written by the pass's own thread. A failed publish is retried with the retry policy's backoff; after its attempts, or at once for a
  * non-retryable failure, the row is parked with the reason and blocks its key until an operator redrives it. Between
  * passes the relay waits for a commit notification or the poll interval (polling every 5 ms for 200 ms after a busy
  * pass). Thread-safe; {@link #start()} runs the loop
@@ -58,9 +54,17 @@ public final class OutboxRelay implements AutoCloseable {
      * @param retryPolicy attempts and backoff of a failing publish; its last attempt parks the row
      * @param passes passes under way at once ({@link #start()}'s loops): while one waits for the broker's confirms,
      *     another takes and publishes other keys
+     * @param keyWindow rows of one ordering key in flight at once: 1 writes a key's next row only after the previous one
+     *     was confirmed, so a failed publish never has a later row of its key ahead of it; above 1 a key's rows go out
+     *     pipelined, and a failure may let up to {@code keyWindow - 1} later rows of its key reach the queue before its
+     *     retry (docs/ARCHITECTURE.md section 9)
      */
-    public record Settings(int batch, int parallelism, Duration pollInterval, RetryPolicy retryPolicy, int passes) {
+    public record Settings(int batch, int parallelism, Duration pollInterval, RetryPolicy retryPolicy, int passes,
+            int keyWindow) {
         public Settings {
+            if (keyWindow < 1 || keyWindow > 1_000) {
+                throw new IllegalArgumentException("outbox key window must be 1..1000, got " + keyWindow);
+            }
             if (passes < 1 || passes > 16) {
                 throw new IllegalArgumentException("outbox passes must be 1..16, got " + passes);
             }
@@ -77,32 +81,37 @@ public final class OutboxRelay implements AutoCloseable {
         }
 
         /**
-         * 200 rows a pass, 64 keys at once, one pass at a time, a poll every second, 10 attempts with 1 s..60 s
+         * 200 rows a pass, 256 keys in flight at once (they cost no thread: the pass's thread writes them all), one
+         * pass at a time, key window 1, a poll every second, 10 attempts with 1 s..60 s
          * backoff. More passes at once hide a distant broker's confirm latency; on one 2-core machine running the
          * database and the broker too they gained nothing (CPU-bound: OutboxBenchmark, 1 / 2 / 4 passes).
          */
         public static Settings defaults() {
-            return new Settings(200, 64, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10), 1);
+            return new Settings(200, 256, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10), 1, 1);
         }
 
         public Settings withRetryPolicy(RetryPolicy p) {
-            return new Settings(batch, parallelism, pollInterval, p, passes);
+            return new Settings(batch, parallelism, pollInterval, p, passes, keyWindow);
         }
 
         public Settings withPollInterval(Duration d) {
-            return new Settings(batch, parallelism, d, retryPolicy, passes);
+            return new Settings(batch, parallelism, d, retryPolicy, passes, keyWindow);
         }
 
         public Settings withBatch(int n) {
-            return new Settings(n, parallelism, pollInterval, retryPolicy, passes);
+            return new Settings(n, parallelism, pollInterval, retryPolicy, passes, keyWindow);
         }
 
         public Settings withParallelism(int n) {
-            return new Settings(batch, n, pollInterval, retryPolicy, passes);
+            return new Settings(batch, n, pollInterval, retryPolicy, passes, keyWindow);
         }
 
         public Settings withPasses(int n) {
-            return new Settings(batch, parallelism, pollInterval, retryPolicy, n);
+            return new Settings(batch, parallelism, pollInterval, retryPolicy, n, keyWindow);
+        }
+
+        public Settings withKeyWindow(int n) {
+            return new Settings(batch, parallelism, pollInterval, retryPolicy, passes, n);
         }
     }
 
@@ -113,7 +122,6 @@ public final class OutboxRelay implements AutoCloseable {
     private final Clock clock;
     private final FailureStep failures;
     private final OutboxEvents events;
-    private final ExecutorService publishers;
     private final List<Thread> loops = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The loops waiting between passes (the ones close() may interrupt at once). */
     private final java.util.Set<Thread> waiting = ConcurrentHashMap.newKeySet();
@@ -132,11 +140,6 @@ public final class OutboxRelay implements AutoCloseable {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.failures = new FailureStep(settings.retryPolicy(), random, clock);
         this.events = Objects.requireNonNull(events, "events");
-        this.publishers = Executors.newFixedThreadPool(settings.parallelism() * settings.passes(), r -> {
-            Thread t = new Thread(r, "idemkit-outbox-publish");
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     /**
@@ -226,58 +229,144 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * Publishes every run, keys in parallel, and returns only when every task has ended (each publish is bounded by the
-     * transport's confirm timeout), even when interrupted: no publish of this pass may still be going on once its rows
-     * are released, or a later row of a key could go out beside a retry of an earlier one from another relay.
+     * Publishes every run through the transport's pipelined {@link MessageTransport#publishAsync}: up to
+     * {@code parallelism} keys at once, and per key up to {@code keyWindow} rows in flight, in order, the next written as
+     * soon as a confirm makes room. A key's run stops at its first failure. All writes happen on this thread; the
+     * confirms only report back. Returns only when every publish of the pass has its outcome (each is bounded by the
+     * transport's confirm timeout), even when interrupted (then no further row is written): no publish of this pass may
+     * still be going on once its rows are released, or a later row of a key could go out beside a retry of an earlier
+     * one from another relay.
      */
     private Map<String, RelayOutcome> publish(List<List<OutboxRow>> runs) {
-        Map<String, RelayOutcome> outcomes = new ConcurrentHashMap<>();
-        List<Future<?>> tasks = new ArrayList<>(runs.size());
-        try {
-            for (List<OutboxRow> run : runs) {
-                tasks.add(publishers.submit(() -> publishRun(run, outcomes)));
+        java.util.concurrent.BlockingQueue<Confirm> confirms = new java.util.concurrent.LinkedBlockingQueue<>();
+        java.util.ArrayDeque<KeyRun> waitingKeys = new java.util.ArrayDeque<>();
+        for (List<OutboxRow> run : runs) {
+            if (!run.isEmpty()) {
+                waitingKeys.add(new KeyRun(run));
             }
-        } finally {
-            awaitAll(tasks); // also when a submit was refused (closing): what was submitted is waited for
         }
-        return Map.copyOf(outcomes);
-    }
-
-    private static void awaitAll(List<Future<?>> tasks) {
+        Map<String, RelayOutcome> outcomes = new java.util.HashMap<>();
+        int keysInFlight = 0;
+        int publishesInFlight = 0;
         boolean interrupted = false;
-        for (Future<?> t : tasks) {
-            while (true) {
-                try {
-                    t.get();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (java.util.concurrent.ExecutionException e) {
-                    LOG.log(Level.ERROR, "outbox publish task failed", e.getCause());
-                    break;
-                }
+        while (true) {
+            while (!interrupted && keysInFlight < settings.parallelism() && !waitingKeys.isEmpty()) {
+                KeyRun key = waitingKeys.poll();
+                keysInFlight++;
+                publishesInFlight += key.write(confirms);
+            }
+            if (publishesInFlight == 0) {
+                break;
+            }
+            Confirm c;
+            try {
+                c = confirms.take();
+            } catch (InterruptedException e) {
+                interrupted = true; // stop writing; still wait for what was written
+                continue;
+            }
+            publishesInFlight--;
+            KeyRun key = c.key();
+            key.answered(c, outcomes);
+            if (!interrupted) {
+                publishesInFlight += key.write(confirms);
+            }
+            if (key.done()) {
+                keysInFlight--;
             }
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+        return Map.copyOf(outcomes);
     }
 
-    private void publishRun(List<OutboxRow> run, Map<String, RelayOutcome> outcomes) {
-        for (OutboxRow row : run) {
-            try {
-                transport.publish(queueName.apply(row.message().destination()), row.outgoing());
-                outcomes.put(row.id(), new RelayOutcome.Sent(clock.now()));
-            } catch (RuntimeException | Error e) {
-                // an Error too (a body too large for memory): left without an outcome, the row would be handed out
-                // again at once, for ever; as a failure it backs off and, in the end, is parked with the reason
-                if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError)) {
-                    throw e;
+    /** A publish's answer: the row's index in its key's run, and the failure (null: confirmed). */
+    private record Confirm(KeyRun key, int index, Throwable failure) {}
+
+    /**
+     * One key's run in a pass: rows written in order, up to {@code keyWindow} in flight. Outcomes: sent for the rows
+     * before the first failure, the failure step's outcome for the first failed row, none for the rows after it (they
+     * are handed out again after it, with the same ids: docs/ARCHITECTURE.md section 9).
+     */
+    private final class KeyRun {
+        private final List<OutboxRow> rows;
+        private final Throwable[] failures;
+        private final boolean[] confirmed;
+        private int written;
+        private int answered;
+        private int inFlight;
+        private boolean failed;
+
+        KeyRun(List<OutboxRow> rows) {
+            this.rows = rows;
+            this.failures = new Throwable[rows.size()];
+            this.confirmed = new boolean[rows.size()];
+        }
+
+        /** Writes what the window allows; returns how many were written. */
+        int write(java.util.concurrent.BlockingQueue<Confirm> confirms) {
+            int n = 0;
+            while (!failed && written < rows.size() && inFlight < settings.keyWindow()) {
+                int index = written++;
+                OutboxRow row = rows.get(index);
+                java.util.concurrent.CompletableFuture<Void> f;
+                try {
+                    f = transport.publishAsync(queueName.apply(row.message().destination()), row.outgoing());
+                } catch (RuntimeException | Error e) {
+                    // an Error too (a body too large for memory): left without an outcome, the row would be handed
+                    // out again at once, for ever; as a failure it backs off and, in the end, is parked with the reason
+                    if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError)) {
+                        throw e;
+                    }
+                    f = java.util.concurrent.CompletableFuture.failedFuture(e);
                 }
-                outcomes.put(row.id(), failed(row, e));
-                break; // the rows after it wait: order per key
+                inFlight++;
+                n++;
+                f.whenComplete((ok, e) -> confirms.add(new Confirm(this, index, e == null ? null : unwrap(e))));
+            }
+            return n;
+        }
+
+        void answered(Confirm c, Map<String, RelayOutcome> outcomes) {
+            inFlight--;
+            answered++;
+            if (c.failure() == null) {
+                confirmed[c.index()] = true;
+            } else {
+                failures[c.index()] = c.failure();
+                failed = true; // write no more of this key
+            }
+            if (inFlight == 0) {
+                record(outcomes);
             }
         }
+
+        boolean done() {
+            return inFlight == 0 && (failed || written == rows.size());
+        }
+
+        /** Once nothing of the key is in flight: sent up to the first failure, that one failed, the rest untouched. */
+        private void record(Map<String, RelayOutcome> outcomes) {
+            for (int i = 0; i < written; i++) {
+                OutboxRow row = rows.get(i);
+                if (outcomes.containsKey(row.id())) {
+                    continue;
+                }
+                if (failures[i] != null) {
+                    outcomes.put(row.id(), failed(row, failures[i]));
+                    return;
+                }
+                if (!confirmed[i]) {
+                    return; // not answered yet (cannot happen once nothing is in flight)
+                }
+                outcomes.put(row.id(), new RelayOutcome.Sent(clock.now()));
+            }
+        }
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /** Counts a pass's outcomes once the store has recorded them (a pass that fails to commit counts nothing). */
@@ -388,8 +477,9 @@ public final class OutboxRelay implements AutoCloseable {
 
     /**
      * Stops the loops: a pass under way finishes (its publishes are bounded by the transport's confirm timeout) and
-     * records what it did; a wait for the next pass is cut short. Then the publishing threads stop. Bounded: about 20 s
-     * (a pass still publishing by then has its publishes interrupted; they go out again later with the same ids).
+     * records what it did; a wait for the next pass is cut short. Bounded: about 15 s plus one confirm timeout (a pass
+     * still publishing after 1 s is interrupted: it writes no more rows, waits for the confirms of those written and
+     * records them; the rest go out later).
      */
     @Override
     public void close() {
@@ -406,15 +496,6 @@ public final class OutboxRelay implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-        publishers.shutdown();
-        try {
-            if (!publishers.awaitTermination(5, TimeUnit.SECONDS)) {
-                publishers.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            publishers.shutdownNow();
         }
     }
 }
