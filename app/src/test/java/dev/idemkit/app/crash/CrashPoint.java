@@ -31,6 +31,11 @@ public enum CrashPoint {
     /** The broker confirmed an outbox row; the relay has not marked it sent. */
     OUTBOX_PUBLISHED_BEFORE_MARK(EnumSet.noneOf(Combination.class)),
     /**
+     * The outbox relay's pass has written several rows, of several keys and several of one key (key window 4), and
+     * waits for their confirms: some confirmed, some not, none marked.
+     */
+    OUTBOX_PIPELINE_IN_FLIGHT(EnumSet.noneOf(Combination.class)),
+    /**
      * The payments API charged (the ledger returned the payment); the response is not stored with the Idempotency-Key
      * and the claim not ended (the payments API's points: {@link PaymentsCrashIT}).
      */

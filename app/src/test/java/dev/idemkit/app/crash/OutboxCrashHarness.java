@@ -79,8 +79,9 @@ final class OutboxCrashHarness implements AutoCloseable {
                 .schemaCheck(PostgresDatabase.SchemaCheck.NONE).start();
         this.outbox = new PostgresOutbox(db);
         this.store = new PostgresOutboxStore(db);
-        sql("CREATE TABLE " + EFFECTS + " (consumer text NOT NULL, message_id text NOT NULL)");
-        this.transport = new RabbitMessageTransport(RabbitSettings.fromEnvironment(), Clock.system(),
+        sql("CREATE TABLE " + EFFECTS + " (n bigserial, consumer text NOT NULL, message_id text NOT NULL)");
+        // one consumer: the queue's order is the order of the effects, so the order per key can be checked downstream
+        this.transport = new RabbitMessageTransport(RabbitSettings.fromEnvironment().withConsumers(1), Clock.system(),
                 "idemkit-it-outbox-crash-" + tag);
     }
 
@@ -99,7 +100,8 @@ final class OutboxCrashHarness implements AutoCloseable {
         transport.declare(queue);
         ConsumerRuntime<JpaUnitOfWork> downstream = new ConsumerRuntime<>(ConsumerSettings.defaults(consumer),
                 new PostgresInboxStore(db), (message, work) -> {
-                    try (PreparedStatement ps = work.connection().prepareStatement("INSERT INTO " + EFFECTS + " VALUES (?, ?)")) {
+                    try (PreparedStatement ps = work.connection().prepareStatement("INSERT INTO " + EFFECTS
+                            + " (consumer, message_id) VALUES (?, ?)")) {
                         ps.setString(1, consumer);
                         ps.setString(2, message.rawId());
                         ps.executeUpdate();
@@ -110,13 +112,14 @@ final class OutboxCrashHarness implements AutoCloseable {
                     }
                 });
         List<String> ids = new ArrayList<>();
+        Map<String, String> keys = new HashMap<>();
         int made = 0;
         try (Subscription sub = transport.subscribe(queue, downstream)) {
-            ids.addAll(append(queue, run, 15 + random.nextInt(10)));
+            ids.addAll(append(queue, run, 15 + random.nextInt(10), keys));
             for (int k = 0; k < kills; k++) {
                 int hit = k == 0 ? 1 + random.nextInt(8) : 1;
                 made += killAt(point, hit, mode, run, k, problems) ? 1 : 0;
-                ids.addAll(append(queue, run, 5 + random.nextInt(5)));
+                ids.addAll(append(queue, run, 5 + random.nextInt(5), keys));
             }
             drain(run, consumer, ids, problems);
         }
@@ -133,19 +136,51 @@ final class OutboxCrashHarness implements AutoCloseable {
                 problems.add("an effect for " + id + ", which no committed row has");
             }
         }
+        if (mode.equals("relay")) {
+            problems.addAll(outOfOrder(consumer, ids, keys));
+        }
         int unsent = (int) store.stats(Instant.now()).pending() + (int) store.stats(Instant.now()).parked();
         sql("DELETE FROM outbox_messages");
         return new Report(point, mode, made, ids.size(), lost, duplicated, unsent, duplicates.get(), problems);
     }
 
-    private List<String> append(String queue, int run, int n) {
+    private List<String> append(String queue, int run, int n, Map<String, String> keys) {
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             String key = "key-" + (i % KEYS);
-            ids.add(db.inTransaction(w -> outbox.append(w, OutboxMessage.of(queue, key,
-                    ("{\"run\":" + run + ",\"key\":\"" + key + "\"}").getBytes(StandardCharsets.UTF_8)))));
+            String id = db.inTransaction(w -> outbox.append(w, OutboxMessage.of(queue, key,
+                    ("{\"run\":" + run + ",\"key\":\"" + key + "\"}").getBytes(StandardCharsets.UTF_8))));
+            ids.add(id);
+            keys.put(id, key);
         }
         return ids;
+    }
+
+    /**
+     * The order per key downstream: each row's first effect, in the order the effects ran, against the order the rows
+     * were committed (one at a time here, so append order). Republished copies come after and are absorbed.
+     */
+    private List<String> outOfOrder(String consumer, List<String> ids, Map<String, String> keys) throws SQLException {
+        List<String> firstEffects = new ArrayList<>();
+        try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT message_id FROM " + EFFECTS + " WHERE consumer = ? GROUP BY message_id ORDER BY min(n)")) {
+            ps.setString(1, consumer);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    firstEffects.add(rs.getString(1));
+                }
+            }
+            c.rollback();
+        }
+        List<String> problems = new ArrayList<>();
+        for (String key : new java.util.TreeSet<>(keys.values())) {
+            List<String> committed = ids.stream().filter(id -> key.equals(keys.get(id))).toList();
+            List<String> applied = firstEffects.stream().filter(id -> key.equals(keys.get(id))).toList();
+            if (!applied.equals(committed.subList(0, Math.min(applied.size(), committed.size())))) {
+                problems.add("the effects of " + key + " ran out of commit order: " + applied + " for " + committed);
+            }
+        }
+        return problems;
     }
 
     private boolean killAt(CrashPoint point, int hit, String mode, int run, int k, List<String> problems)
@@ -202,6 +237,8 @@ final class OutboxCrashHarness implements AutoCloseable {
         p.put("idemkit.crash.mode", mode);
         p.put("idemkit.crash.point", point == null ? "NONE" : point.name());
         p.put("idemkit.crash.hit", Integer.toString(hit));
+        // the pipelined point runs several rows of a key in flight (the others, and the draining relay, the default 1)
+        p.put("idemkit.crash.keyWindow", point == CrashPoint.OUTBOX_PIPELINE_IN_FLIGHT ? "4" : "1");
         p.put("idemkit.crash.connection", "idemkit-it-outbox-crash-" + tag + "-" + run);
         return CrashJvms.start(OutboxRelayChild.class.getName(), p, Map.of(),
                 "outbox-" + (point == null ? "none" : point) + "-" + tag + "-" + run + "-" + name);

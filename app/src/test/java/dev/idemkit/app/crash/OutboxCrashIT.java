@@ -5,14 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The outbox relay SIGKILLed in a real child JVM at its two crash points, {@value #KILLS} time each in the README's
+ * The outbox relay SIGKILLed in a real child JVM at its three crash points (the third with a pipelined pass in flight,
+ * several rows of one key among them), {@value #KILLS} time each in the README's
  * test command ({@link OutboxCrashSlowIT}: 20): every committed row is published and marked sent, and its effect
- * downstream runs exactly once; killed after the broker's confirm and before the mark, the row is published again with
+ * downstream runs exactly once, the first effects of each key in commit order; killed after the broker's confirm and before the mark, the row is published again with
  * the same id and the downstream inbox absorbs it. The harness bites: a relay that marks before it publishes loses rows.
  */
 class OutboxCrashIT {
@@ -20,7 +20,8 @@ class OutboxCrashIT {
     private static final List<OutboxCrashHarness.Report> REPORTS = new ArrayList<>();
 
     @ParameterizedTest(name = "relay killed at {0}")
-    @EnumSource(value = CrashPoint.class, names = {"OUTBOX_BEFORE_PUBLISH", "OUTBOX_PUBLISHED_BEFORE_MARK"})
+    @EnumSource(value = CrashPoint.class, names = {"OUTBOX_BEFORE_PUBLISH", "OUTBOX_PUBLISHED_BEFORE_MARK",
+            "OUTBOX_PIPELINE_IN_FLIGHT"})
     void everyRowIsPublishedAndAppliedExactlyOnceDownstreamWhenTheRelayIsKilledThere(CrashPoint point) throws Exception {
         try (OutboxCrashHarness harness = new OutboxCrashHarness()) {
             OutboxCrashHarness.Report report = harness.run(point, KILLS, System.nanoTime(), "relay");
@@ -34,10 +35,11 @@ class OutboxCrashIT {
         }
     }
 
-    @Test
-    void theHarnessCatchesARelayThatMarksRowsSentBeforePublishingThem() throws Exception {
+    @ParameterizedTest(name = "killed at {0}")
+    @EnumSource(value = CrashPoint.class, names = {"OUTBOX_BEFORE_PUBLISH", "OUTBOX_PIPELINE_IN_FLIGHT"})
+    void theHarnessCatchesARelayThatMarksRowsSentBeforePublishingThem(CrashPoint point) throws Exception {
         try (OutboxCrashHarness harness = new OutboxCrashHarness()) {
-            OutboxCrashHarness.Report broken = harness.run(CrashPoint.OUTBOX_BEFORE_PUBLISH, 1, 42, "broken-mark-first");
+            OutboxCrashHarness.Report broken = harness.run(point, 1, 42, "broken-mark-first");
             REPORTS.add(broken);
             assertThat(broken.kills()).isOne();
             assertThat(broken.lost()).as("marked sent, never published: %s", broken).isGreaterThanOrEqualTo(1);

@@ -18,7 +18,8 @@ class OutboxCrashSlowIT {
     private static final int KILLS_PER_RUN = 4;
 
     @ParameterizedTest(name = "relay killed at {0}")
-    @EnumSource(value = CrashPoint.class, names = {"OUTBOX_BEFORE_PUBLISH", "OUTBOX_PUBLISHED_BEFORE_MARK"})
+    @EnumSource(value = CrashPoint.class, names = {"OUTBOX_BEFORE_PUBLISH", "OUTBOX_PUBLISHED_BEFORE_MARK",
+            "OUTBOX_PIPELINE_IN_FLIGHT"})
     void nothingIsLostOrAppliedTwiceAcrossManyKills(CrashPoint point) throws Exception {
         List<OutboxCrashHarness.Report> reports = new ArrayList<>();
         try (OutboxCrashHarness harness = new OutboxCrashHarness()) {

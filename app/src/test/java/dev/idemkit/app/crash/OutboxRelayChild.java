@@ -23,14 +23,16 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 
 /**
  * The outbox relay in a JVM of its own, for {@link OutboxCrashIT}: the shipped {@link OutboxRelay} on the real
  * PostgreSQL outbox ({@code idemkit.crash.schema}) and RabbitMQ, publishing through the real transport, which is wrapped
- * (through the port) so that {@link CrashProbe} stops a publishing thread right before a publish or right after its
- * confirm, for the harness's SIGKILL. Mode {@code broken-mark-first} is a deliberately broken relay that marks its rows
+ * (through the port) so that {@link CrashProbe} stops a publishing thread right before a publish, right after its
+ * confirm, or with several publishes in flight, for the harness's SIGKILL. Mode {@code broken-mark-first} is a deliberately broken relay that marks its rows
  * sent BEFORE it publishes them, which the harness must catch. Prints {@code READY}, runs until SIGTERM.
  */
 public final class OutboxRelayChild {
@@ -48,6 +50,7 @@ public final class OutboxRelayChild {
         SplittableRandom random = new SplittableRandom();
         OutboxRelay relay = new OutboxRelay(relayed, new Probed(rabbit), UnaryOperator.identity(),
                 OutboxRelay.Settings.defaults().withBatch(20).withParallelism(4).withPollInterval(Duration.ofMillis(200))
+                        .withKeyWindow(Integer.getInteger("idemkit.crash.keyWindow", 1))
                         .withRetryPolicy(RetryPolicy.defaults().withMaxAttempts(50)), () -> {
                     synchronized (random) {
                         return random.nextDouble();
@@ -77,8 +80,18 @@ public final class OutboxRelayChild {
         }
     }
 
-    /** The real transport, with the relay's two crash points around each publish. */
-    private record Probed(MessageTransport transport) implements MessageTransport {
+    /**
+     * The real transport, with the relay's crash points around each publish: before it is written, once its confirm
+     * came (the connection's thread stops there), and once at least {@link #IN_FLIGHT} written publishes are unanswered
+     * (the relay's writing thread stops there).
+     */
+    private record Probed(MessageTransport transport, AtomicInteger unanswered) implements MessageTransport {
+        static final int IN_FLIGHT = 3;
+
+        Probed(MessageTransport transport) {
+            this(transport, new AtomicInteger());
+        }
+
         @Override
         public Subscription subscribe(String queue, DeliveryHandler handler) {
             return transport.subscribe(queue, handler);
@@ -86,9 +99,23 @@ public final class OutboxRelayChild {
 
         @Override
         public void publish(String queue, OutgoingMessage message) {
+            throw new AssertionError("the relay publishes through publishAsync");
+        }
+
+        @Override
+        public CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
             CrashProbe.reached(CrashPoint.OUTBOX_BEFORE_PUBLISH);
-            transport.publish(queue, message);
-            CrashProbe.reached(CrashPoint.OUTBOX_PUBLISHED_BEFORE_MARK);
+            unanswered.incrementAndGet();
+            CompletableFuture<Void> confirm = transport.publishAsync(queue, message).whenComplete((ok, e) -> {
+                unanswered.decrementAndGet();
+                if (e == null) {
+                    CrashProbe.reached(CrashPoint.OUTBOX_PUBLISHED_BEFORE_MARK);
+                }
+            });
+            if (unanswered.get() >= IN_FLIGHT) {
+                CrashProbe.reached(CrashPoint.OUTBOX_PIPELINE_IN_FLIGHT);
+            }
+            return confirm;
         }
 
         @Override
