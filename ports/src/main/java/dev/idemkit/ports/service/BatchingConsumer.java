@@ -1,13 +1,7 @@
 package dev.idemkit.ports.service;
 
-import dev.idemkit.domain.Message;
-import dev.idemkit.domain.Outcome;
-import dev.idemkit.domain.inbox.InboxDelivery;
-import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents;
-import dev.idemkit.ports.out.ConsumerEvents.Decision;
-import dev.idemkit.ports.out.ConsumerEvents.Observation;
 import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.DeliveryHandler;
 import dev.idemkit.ports.out.InboxStore;
@@ -17,10 +11,8 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -29,13 +21,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The consumer loop, batched (docs/ARCHITECTURE.md section 8): deliveries are collected (up to {@link BatchSettings#maxBatch} or
- * what arrived within {@link BatchSettings#linger}), their keys and the effects of the new ones run in ONE
- * {@link InboxStore#runBatch} (one commit on a store that {@link InboxStore#batchesAtomically batches atomically}),
- * and only after it returned is every delivery of the batch settled: acknowledged, duplicates included.
+ * The consumer loop, batched (docs/ARCHITECTURE.md section 8): a transport's deliveries are collected (up to
+ * {@link BatchSettings#maxBatch} or what arrived within {@link BatchSettings#linger}) and each batch is settled by the
+ * one {@link BatchFlow}: keys and the effects of the new ones in ONE {@link InboxStore#runBatch} (one commit on a store
+ * that {@link InboxStore#batchesAtomically batches atomically}), and only after it returned is every delivery of the
+ * batch acknowledged, duplicates included.
  *
  * <p>Nothing is lost and nothing runs twice: until settled a delivery stays with the broker; a batch that throws is
- * handed delivery by delivery to the single-message {@link ConsumerRuntime} under the SAME consumer name (same keys),
+ * handed delivery by delivery to the single-message {@link DeliveryFlow} under the SAME consumer name (same keys),
  * which processes, retries with backoff or dead-letters each one; a delivery whose id is reused with another body, or
  * whose id or size is unusable ({@link DeliveryFlow#rejection}, the flow's own check), goes there too and is
  * dead-lettered with the reason. {@link #onDelivery} only queues
@@ -94,16 +87,10 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
         }
     }
 
-    /** A delivery waiting for its batch, with the observation the flow's hooks started for it on arrival. */
-    private record Pending(Delivery delivery, Observation observation) {}
-
     private final ConsumerSettings settings;
-    private final InboxStore<U> inbox;
-    private final BatchHandler<? super U> batchHandler;
     private final BatchSettings batch;
-    private final DeliveryFlow flow;
-    private final ConsumerRuntime<U> single;
-    private final LinkedBlockingQueue<Pending> queue;
+    private final BatchFlow<U> batchFlow;
+    private final LinkedBlockingQueue<BatchFlow.Item> queue;
     private final ReentrantLock collecting = new ReentrantLock();
     private final List<Thread> workers = new ArrayList<>();
     private final AtomicLong batches = new AtomicLong();
@@ -127,12 +114,9 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             MessageHandler<? super U> handler, BatchSettings batch, RandomSource random, Clock clock,
             ConsumerEvents events) {
         this.settings = Objects.requireNonNull(settings, "settings");
-        this.inbox = Objects.requireNonNull(inbox, "inbox");
-        this.batchHandler = Objects.requireNonNull(batchHandler, "batchHandler");
-        Objects.requireNonNull(handler, "handler");
         this.batch = Objects.requireNonNull(batch, "batch");
-        this.flow = new DeliveryFlow(settings, random, clock, events);
-        this.single = new ConsumerRuntime<>(flow, inbox, handler);
+        this.batchFlow = new BatchFlow<>(new DeliveryFlow(settings, random, clock, events), inbox, batchHandler,
+                handler);
         this.queue = new LinkedBlockingQueue<>(batch.maxQueued());
         if (batch.maxBatch() > 1) {
             for (int i = 0; i < batch.workers(); i++) {
@@ -146,8 +130,8 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
 
     @Override
     public void onDelivery(Delivery delivery) {
-        Pending pending = new Pending(delivery, flow.started(delivery));
-        boolean eligible = flow.rejection(delivery.message()).isEmpty();
+        BatchFlow.Item pending = batchFlow.item(delivery);
+        boolean eligible = batchFlow.batchable(delivery);
         if (!eligible || !running || workers.isEmpty()) {
             handOver(pending);
             return;
@@ -170,9 +154,9 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
     }
 
     private void work() {
-        List<Pending> taken = new ArrayList<>(batch.maxBatch());
+        List<BatchFlow.Item> taken = new ArrayList<>(batch.maxBatch());
         // the deliveries of the current batch already settled or handed over: never twice, never none
-        Set<Pending> settled = Collections.newSetFromMap(new IdentityHashMap<>());
+        Set<BatchFlow.Item> settled = Collections.newSetFromMap(new IdentityHashMap<>());
         while (running || !queue.isEmpty()) {
             try {
                 collect(taken);
@@ -199,10 +183,10 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
     }
 
     /** One worker collects at a time (the others run their batches meanwhile), so arrivals are not split thin. */
-    private void collect(List<Pending> taken) throws InterruptedException {
+    private void collect(List<BatchFlow.Item> taken) throws InterruptedException {
         collecting.lockInterruptibly();
         try {
-            Pending first = queue.poll(20, TimeUnit.MILLISECONDS);
+            BatchFlow.Item first = queue.poll(20, TimeUnit.MILLISECONDS);
             if (first == null) {
                 return;
             }
@@ -210,7 +194,7 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             queue.drainTo(taken, batch.maxBatch() - 1);
             long deadline = System.nanoTime() + batch.linger().toNanos();
             while (taken.size() < batch.maxBatch() && running) {
-                Pending next = queue.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                BatchFlow.Item next = queue.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
                 if (next == null) {
                     break;
                 }
@@ -222,100 +206,21 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
         }
     }
 
-    /** Run first, settle after: an acknowledgement never precedes the commit of its key and effect. */
-    private void settle(List<Pending> taken, Set<Pending> settled) {
-        List<InboxDelivery> deliveries = new ArrayList<>(taken.size());
-        Map<InboxKey, Message> firstOf = new HashMap<>();
-        for (Pending p : taken) {
-            Message m = p.delivery().message();
-            InboxKey key = flow.key(m);
-            deliveries.add(new InboxDelivery(key, m.fingerprint()));
-            firstOf.putIfAbsent(key, m);
+    /** The batch through the one batch flow; this consumer only counts. */
+    private void settle(List<BatchFlow.Item> taken, Set<BatchFlow.Item> settled) {
+        BatchFlow.Result result = batchFlow.settle(taken, settled);
+        viaSingle.addAndGet(result.single());
+        if (result.batched() > 0) {
+            batches.incrementAndGet();
+            batched.addAndGet(result.batched());
+            runNanos.addAndGet(result.runNanos());
+            settleNanos.addAndGet(result.settleNanos());
         }
-        long began = System.nanoTime();
-        List<Outcome> outcomes;
-        try {
-            outcomes = runBatch(deliveries, firstOf);
-        } catch (RuntimeException first) {
-            // once more, whole: concurrent batches that locked rows in different orders lose one of them to a
-            // deadlock, and its second run usually passes; a batch with a poison message fails again
-            try {
-                outcomes = runBatch(deliveries, firstOf);
-            } catch (RuntimeException | Error e) {
-                if (e instanceof VirtualMachineError vme) {
-                    throw vme;
-                }
-                e.addSuppressed(first);
-                LOG.log(Level.WARNING, "decision=batch-failed consumer={0} size={1} cause=\"{2}\" (each delivery goes"
-                        + " through the single-message path)", settings.name().value(), taken.size(), e.toString());
-                for (Pending p : taken) {
-                    settled.add(p);
-                    handOver(p);
-                }
-                return;
-            }
-        }
-        long ran = System.nanoTime();
-        Duration latency = Duration.ofNanos(ran - began);
-        runNanos.addAndGet(ran - began);
-        batches.incrementAndGet();
-        batched.addAndGet(taken.size());
-        Duration each = latency.dividedBy(taken.size());
-        List<Delivery> acks = new ArrayList<>(taken.size());
-        List<Pending> ackedPending = new ArrayList<>(taken.size());
-        List<Outcome> acked = new ArrayList<>(taken.size());
-        for (int i = 0; i < taken.size(); i++) {
-            Pending p = taken.get(i);
-            Outcome outcome = outcomes.get(i);
-            settled.add(p);
-            if (outcome instanceof Outcome.Rejected) {
-                handOver(p); // the single-message path decides it again (rejected) and dead-letters it with the reason
-                continue;
-            }
-            acks.add(p.delivery());
-            ackedPending.add(p);
-            acked.add(outcome);
-        }
-        try {
-            Delivery.ackAll(acks); // one broker operation per channel where the transport can
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "decision=ack-failed consumer={0} cause=\"{1}\" (the broker redelivers what was not"
-                    + " acked; the inbox makes that harmless)", settings.name().value(), e.toString());
-        }
-        for (int i = 0; i < acked.size(); i++) {
-            Outcome outcome = acked.get(i);
-            try {
-                ackedPending.get(i).observation().decided(outcome.effectRan() ? Decision.PROCESSED
-                        : Decision.DUPLICATE, each);
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "consumer events failed: {0}", e.toString());
-            }
-        }
-        settleNanos.addAndGet(System.nanoTime() - ran);
     }
 
-    private List<Outcome> runBatch(List<InboxDelivery> deliveries, Map<InboxKey, Message> firstOf) {
-        List<Outcome> outcomes = inbox.runBatch(deliveries, (work, fresh) -> {
-            List<Message> messages = new ArrayList<>(fresh.size());
-            for (InboxDelivery d : fresh) {
-                messages.add(firstOf.get(d.key()));
-            }
-            batchHandler.handle(messages, work);
-        });
-        if (outcomes.size() != deliveries.size()) {
-            throw new IllegalStateException(outcomes.size() + " outcomes for " + deliveries.size() + " deliveries");
-        }
-        return outcomes;
-    }
-
-    private void handOver(Pending p) {
+    private void handOver(BatchFlow.Item p) {
         viaSingle.incrementAndGet();
-        try {
-            single.onDelivery(p.delivery(), p.observation());
-        } catch (RuntimeException e) {
-            LOG.log(Level.ERROR, "decision=single-failed consumer={0} cause=\"{1}\" (left unsettled: the broker"
-                    + " redelivers it)", settings.name().value(), e.toString());
-        }
+        batchFlow.single(p);
     }
 
     /** Batches run and settled so far. */
@@ -361,7 +266,7 @@ public final class BatchingConsumer<U extends UnitOfWork> implements DeliveryHan
             }
         }
         int left = 0;
-        for (Pending p = queue.poll(); p != null; p = queue.poll()) {
+        for (BatchFlow.Item p = queue.poll(); p != null; p = queue.poll()) {
             if (System.nanoTime() < deadline) {
                 handOver(p);
             } else {
