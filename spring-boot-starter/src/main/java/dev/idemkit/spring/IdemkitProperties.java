@@ -243,6 +243,26 @@ public class IdemkitProperties {
          */
         private org.springframework.util.unit.DataSize maxBodySize = org.springframework.util.unit.DataSize.ofKilobytes(256);
 
+        /**
+         * With consumer batching ({@code spring.rabbitmq.listener.simple.consumer-batch-enabled}), how long a batch
+         * listener's container collects one batch at most before it hands over what it has (the container factory's
+         * {@code batchReceiveTimeout}). Spring's own bound is per message ({@code receiveTimeout}, 1 s): a trickle
+         * can hold the first message of a batch for {@code batch-size} seconds, unacknowledged. 0 leaves Spring's.
+         */
+        private java.time.Duration batchReceiveTimeout = java.time.Duration.ofMillis(100);
+
+        public java.time.Duration getBatchReceiveTimeout() {
+            return batchReceiveTimeout;
+        }
+
+        public void setBatchReceiveTimeout(java.time.Duration batchReceiveTimeout) {
+            if (batchReceiveTimeout == null || batchReceiveTimeout.isNegative()) {
+                throw new IllegalArgumentException("idemkit.rabbit.batch-receive-timeout must be 0 or positive, got "
+                        + batchReceiveTimeout);
+            }
+            this.batchReceiveTimeout = batchReceiveTimeout;
+        }
+
         public org.springframework.util.unit.DataSize getMaxBodySize() {
             return maxBodySize;
         }

@@ -16,6 +16,7 @@ import org.aopalliance.aop.Advice;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.amqp.rabbit.config.AbstractRabbitListenerContainerFactory;
+import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.config.StatefulRetryOperationsInterceptor;
 import org.springframework.amqp.rabbit.config.StatelessRetryOperationsInterceptor;
 import org.springframework.amqp.rabbit.connection.AbstractConnectionFactory;
@@ -33,7 +34,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * With spring-rabbit, idemkit-adapters-rabbit and {@code idemkit.rabbit.idempotent-listeners=true}: every
@@ -92,10 +92,7 @@ public class IdemkitRabbitAutoConfiguration {
                     .withBackoff(Backoff.exponential(r.getBaseDelay(), r.getMaxDelay(), Jitter.FULL));
             // a transaction of its own per delivery: its key and effect commit before the container acks, whatever
             // surrounds the listener (an outer transaction is refused at start-up, see below)
-            TransactionTemplate own = new TransactionTemplate(transactionManager);
-            own.setPropagationBehavior(org.springframework.transaction.TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-            ListenerInbox inbox = new ListenerInbox(new JoinedInboxStore(new SpringCallerTransaction(dataSource)),
-                    own);
+            ListenerInbox inbox = new ListenerInbox(dataSource, transactionManager);
             java.util.List<ConsumerEvents> hooks = new java.util.ArrayList<>();
             hooks.add(new ListenerMeters(meters));
             events.orderedStream().forEach(hooks::add); // the service's own hooks (tracing, metrics) see every decision
@@ -121,7 +118,8 @@ public class IdemkitRabbitAutoConfiguration {
 
         /** Appends the advice to Boot's listener container factory (keeping any advice the service set). */
         @Bean
-        static BeanPostProcessor idemkitListenerFactoryAdvice(ObjectProvider<IdempotentListenerAdvice> advice) {
+        static BeanPostProcessor idemkitListenerFactoryAdvice(ObjectProvider<IdempotentListenerAdvice> advice,
+                ObjectProvider<IdemkitProperties> properties) {
             return new BeanPostProcessor() {
                 @Override
                 public Object postProcessAfterInitialization(Object bean, String beanName) {
@@ -142,6 +140,11 @@ public class IdemkitRabbitAutoConfiguration {
                                     + " transaction advice from the listener container factory's advice chain (a"
                                     + " failed attempt would roll back the outer transaction after idemkit scheduled"
                                     + " its retry, and the container would requeue the original too)");
+                        }
+                        java.time.Duration batchWait = properties.getObject().getRabbit().getBatchReceiveTimeout();
+                        if (factory instanceof SimpleRabbitListenerContainerFactory simple && !batchWait.isZero()) {
+                            // a batch is acknowledged after its commit: bound how long its first message waits
+                            simple.setBatchReceiveTimeout(batchWait.toMillis());
                         }
                         Advice[] chain = existing == null ? new Advice[1] : Arrays.copyOf(existing, existing.length + 1);
                         chain[chain.length - 1] = advice.getObject();

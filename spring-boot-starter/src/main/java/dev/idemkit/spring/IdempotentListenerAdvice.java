@@ -12,9 +12,14 @@ import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.service.BatchFlow;
 import dev.idemkit.ports.service.ConsumerSettings;
 import dev.idemkit.ports.service.DeliveryFlow;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -51,8 +56,9 @@ import org.slf4j.LoggerFactory;
  * The container acknowledges the message (AUTO) only once this returns: after its transaction committed, or after its
  * retry or dead-letter copy was confirmed by the broker. A crash before that leaves it unacknowledged; the broker
  * redelivers it and the inbox makes the redelivery harmless. Attempts travel with the message, so a redelivery after a
- * crash does not start counting again. A store that fails is a failed attempt like any other. Batch listeners are
- * passed through untouched.
+ * crash does not start counting again. A store that fails is a failed attempt like any other. A batch listener's batch
+ * goes through the one batch flow ({@link BatchFlow}): keys and the listener's call for the new messages in one
+ * transaction, acknowledged together after its commit.
  */
 public final class IdempotentListenerAdvice implements MethodInterceptor {
     private static final Logger LOG = LoggerFactory.getLogger(IdempotentListenerAdvice.class);
@@ -105,8 +111,11 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Object[] args = invocation.getArguments();
+        if (args.length >= 2 && args[1] instanceof List<?> batch) {
+            return invokeBatch(invocation, batch);
+        }
         if (args.length < 2 || !(args[1] instanceof Message message)) {
-            return invocation.proceed(); // a batch listener: not handled here
+            return invocation.proceed(); // not a delivery
         }
         String queue = message.getMessageProperties().getConsumerQueue();
         if (!serves(queue)) {
@@ -118,14 +127,7 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
         // a new one, open but holding none of this channel's deliveries)
         BooleanSupplier held = args[0] instanceof Channel channel ? heldBy(channel) : () -> true;
         holdWhilePublishingIsBlocked(queue, message, held);
-        AMQP.BasicProperties props = converter.fromMessageProperties(message.getMessageProperties(),
-                StandardCharsets.UTF_8.name());
-        boolean redelivered = Boolean.TRUE.equals(message.getMessageProperties().isRedelivered());
-        // AUTO acknowledgement: the container acks once this returns normally, so a settled delivery has nothing more
-        // to do; a settle that could not be confirmed throws and the container gives the message back
-        Delivery delivery = deliveries.adopt(queue, props, message.getBody(), redelivered, () -> { }, held);
-        // on a retry or redrive copy the producer's headers travel nested; the listener reads them where it did first
-        RabbitAdoptedDeliveries.restoreApplicationHeaders(message.getMessageProperties().getHeaders());
+        Delivery delivery = adopt(queue, message, held);
         try {
             flows.computeIfAbsent(queue, this::flow).run(delivery, inbox, (m, work) -> proceedOnce(invocation));
             unsettledInARow.set(0);
@@ -143,6 +145,71 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
                     + unsettled.getMessage(), unsettled);
         }
         return null;
+    }
+
+    /**
+     * A batch listener's batch (Spring AMQP's consumer batching): per queue, through the one {@link BatchFlow}: every
+     * key and the listener called once with the new messages (the first of each id), in ONE transaction; then the
+     * container acknowledges the whole batch. What the batch cannot decide (a reused id, a failing batch, a message
+     * the flow's check refuses) goes message by message through the single flow, the listener called with a list of
+     * that one message, and is retried or dead-lettered on its own. If one of those could not be settled (its copy not
+     * confirmed), the whole batch is given back: what committed comes back as duplicates.
+     */
+    private Object invokeBatch(MethodInvocation invocation, List<?> batch) throws Throwable {
+        Object[] args = invocation.getArguments();
+        Map<String, List<Message>> byQueue = new LinkedHashMap<>();
+        for (Object o : batch) {
+            if (!(o instanceof Message m)) {
+                return invocation.proceed(); // not a batch of AMQP messages (already converted): not handled here
+            }
+            byQueue.computeIfAbsent(m.getMessageProperties().getConsumerQueue(), q -> new ArrayList<>()).add(m);
+        }
+        if (byQueue.keySet().stream().noneMatch(this::serves)) {
+            return invocation.proceed();
+        }
+        BooleanSupplier held = args[0] instanceof Channel channel ? heldBy(channel) : () -> true;
+        for (Map.Entry<String, List<Message>> part : byQueue.entrySet()) {
+            String queue = part.getKey();
+            List<Message> messages = part.getValue();
+            if (!serves(queue)) {
+                proceedOnce(invocation, messages);
+                continue;
+            }
+            holdWhilePublishingIsBlocked(queue, messages.get(0), held);
+            Map<dev.idemkit.domain.Message, Message> springOf = new IdentityHashMap<>();
+            DeliveryFlow flow = flows.computeIfAbsent(queue, this::flow);
+            BatchFlow<JoinedUnitOfWork> batchFlow = new BatchFlow<>(flow, inbox,
+                    (fresh, work) -> proceedOnce(invocation, fresh.stream().map(springOf::get).toList()),
+                    (m, work) -> proceedOnce(invocation, List.of(springOf.get(m))));
+            List<BatchFlow.Item> items = new ArrayList<>(messages.size());
+            for (Message m : messages) {
+                Delivery delivery = adopt(queue, m, held);
+                springOf.put(delivery.message(), m);
+                items.add(batchFlow.item(delivery));
+            }
+            BatchFlow.Result result = batchFlow.settle(items,
+                    java.util.Collections.newSetFromMap(new IdentityHashMap<>()));
+            if (result.unsettled() > 0) {
+                pause(unsettledInARow.incrementAndGet());
+                throw new ImmediateRequeueAmqpException(result.unsettled() + " deliveries of a batch on " + queue
+                        + " not settled: the batch is given back (what committed comes back as duplicates)");
+            }
+            unsettledInARow.set(0);
+        }
+        return null;
+    }
+
+    /** A Spring AMQP delivery as a {@link Delivery} of the RabbitMQ adapter, acknowledged by its container. */
+    private Delivery adopt(String queue, Message message, BooleanSupplier held) {
+        AMQP.BasicProperties props = converter.fromMessageProperties(message.getMessageProperties(),
+                StandardCharsets.UTF_8.name());
+        boolean redelivered = Boolean.TRUE.equals(message.getMessageProperties().isRedelivered());
+        // AUTO acknowledgement: the container acks once the advice returns normally, so a settled delivery has nothing
+        // more to do; a settle that could not be confirmed throws and the container gives the message back
+        Delivery delivery = deliveries.adopt(queue, props, message.getBody(), redelivered, () -> { }, held);
+        // on a retry or redrive copy the producer's headers travel nested; the listener reads them where it did first
+        RabbitAdoptedDeliveries.restoreApplicationHeaders(message.getMessageProperties().getHeaders());
+        return delivery;
     }
 
     /** Whether the channel a delivery came on is still the open one it came on. */
@@ -198,11 +265,25 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
      * method's own failure (a conversion failure stays wrapped: it is classified as malformed input).
      */
     private static void proceedOnce(MethodInvocation invocation) throws Exception {
+        proceedOnce(invocation, null);
+    }
+
+    /** The same with {@code batch} in place of the batch the container handed over (null: the invocation's own). */
+    private static void proceedOnce(MethodInvocation invocation, List<Message> batch) throws Exception {
         try {
             if (invocation instanceof ProxyMethodInvocation proxy) {
-                proxy.invocableClone().proceed();
-            } else {
+                if (batch == null) {
+                    proxy.invocableClone().proceed();
+                } else {
+                    Object[] args = invocation.getArguments().clone();
+                    args[1] = batch;
+                    proxy.invocableClone(args).proceed();
+                }
+            } else if (batch == null) {
                 invocation.proceed();
+            } else {
+                throw new IllegalStateException("a batch listener's invocation cannot be called again with a part of"
+                        + " its batch (" + invocation.getClass().getName() + ")");
             }
         } catch (Error e) {
             throw e;

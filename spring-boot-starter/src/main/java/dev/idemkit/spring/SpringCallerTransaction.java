@@ -21,9 +21,28 @@ import org.springframework.transaction.support.TransactionSynchronizationUtils;
  */
 public final class SpringCallerTransaction implements CallerTransaction {
     private final DataSource dataSource;
+    private final boolean rolledBackWholeOnFailure;
 
     public SpringCallerTransaction(DataSource dataSource) {
+        this(dataSource, false);
+    }
+
+    private SpringCallerTransaction(DataSource dataSource, boolean rolledBackWholeOnFailure) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.rolledBackWholeOnFailure = rolledBackWholeOnFailure;
+    }
+
+    /**
+     * The transactions the idempotent listeners open per delivery (or batch) for the store's call alone, rolled back
+     * whole when it throws ({@link ListenerInbox}): the joined stores need no savepoint in them.
+     */
+    static SpringCallerTransaction perDelivery(DataSource dataSource) {
+        return new SpringCallerTransaction(dataSource, true);
+    }
+
+    @Override
+    public boolean rolledBackWholeOnFailure() {
+        return rolledBackWholeOnFailure;
     }
 
     @Override

@@ -1,6 +1,5 @@
 package dev.idemkit.spring;
 
-import dev.idemkit.adapters.postgres.JoinedInboxStore;
 import dev.idemkit.adapters.postgres.JoinedUnitOfWork;
 import dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries;
 import dev.idemkit.domain.ConsumerName;
@@ -42,7 +41,6 @@ import org.springframework.context.event.EventListener;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * A Spring Boot service with one idempotent {@code @RabbitListener} crediting accounts, run as a JVM of its own by
@@ -57,14 +55,15 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The {@code n}-th time the armed point ({@code -Didemkit.crash.point}, {@code -Didemkit.crash.hit}) is reached, the
  * thread prints {@code CRASH-POINT <point>} and parks for good, holding what it holds, until the kill. A body
  * {@code once:<account>:<amount>} fails its first attempt (a marker row, committed on its own, says it did).
- * {@code -Didemkit.crash.broken=async-commit} is the deliberately broken build: the effect's transaction commits on
+ * With {@code --crash.batch=true} the listener is a batch listener (Spring AMQP consumer batching), the same points on
+ * the batch flow. {@code -Didemkit.crash.broken=async-commit} is the deliberately broken build: the effect's transaction commits on
  * another thread after the listener returned, so the container acknowledges before the commit.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration(excludeName = {
         "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
         "org.springframework.boot.data.jpa.autoconfigure.DataJpaRepositoriesAutoConfiguration"})
-@Import(SpringCrashChild.Listener.class)
+@Import({SpringCrashChild.Listener.class, SpringCrashChild.BatchListener.class})
 public class SpringCrashChild {
     static final String INSIDE_EFFECT = "INSIDE_EFFECT";
     static final String AFTER_COMMIT_BEFORE_ACK = "AFTER_COMMIT_BEFORE_ACK";
@@ -120,15 +119,13 @@ public class SpringCrashChild {
     @Conditional(Broken.class)
     IdempotentListenerAdvice brokenAdvice(DataSource dataSource, PlatformTransactionManager transactionManager,
             RabbitAdoptedDeliveries deliveries, ConsumerEvents crashPoints) {
-        TransactionTemplate transactions = new TransactionTemplate(transactionManager);
-        JoinedInboxStore store = new JoinedInboxStore(new SpringCallerTransaction(dataSource));
-        ListenerInbox inbox = new ListenerInbox(store, transactions);
+        ListenerInbox inbox = new ListenerInbox(dataSource, transactionManager);
         ExecutorService committer = Executors.newCachedThreadPool();
         InboxStore<JoinedUnitOfWork> asyncCommit = new InboxStore<>() {
             @Override
             public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint,
                     Effect<? super JoinedUnitOfWork, R> effect) {
-                committer.submit(() -> transactions.execute(status -> store.runOnce(key, fingerprint, effect)));
+                committer.submit(() -> inbox.runOnce(key, fingerprint, effect));
                 return Guarded.processed(null); // reported processed before anything committed: the bug
             }
 
@@ -157,7 +154,54 @@ public class SpringCrashChild {
         }
     }
 
+    /** The batch mode's listener ({@code --crash.batch=true}, with Spring AMQP's consumer batching): the same credits. */
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "crash.batch", havingValue = "true")
+    static class BatchListener {
+        private final JdbcTemplate jdbc;
+        private final DataSource dataSource;
+
+        BatchListener(JdbcTemplate jdbc, DataSource dataSource) {
+            this.jdbc = jdbc;
+            this.dataSource = dataSource;
+        }
+
+        @RabbitListener(id = "crash", queues = "${crash.queue}", batch = "true")
+        public void onCredits(java.util.List<org.springframework.amqp.core.Message> messages) throws SQLException {
+            for (org.springframework.amqp.core.Message m : messages) {
+                String body = new String(m.getBody(), java.nio.charset.StandardCharsets.UTF_8);
+                String[] parts = body.split(":");
+                if (parts[0].equals("once")) {
+                    // fails its batch's two runs and its first attempt on its own, so that it is retried like in the
+                    // single mode (a batch that fails is run once more whole, then message by message)
+                    if (failures(m.getMessageProperties().getMessageId()) <= 3) {
+                        throw new IllegalStateException("the first attempts of a once: message fail");
+                    }
+                    parts = new String[] {parts[1], parts[2]};
+                }
+                jdbc.update("UPDATE accounts SET balance = balance + ? WHERE id = ?", Long.parseLong(parts[1]),
+                        parts[0]);
+            }
+            reached(INSIDE_EFFECT);
+        }
+
+        /** How many times {@code messageId} has failed, this time included (a counter committed on its own). */
+        private int failures(String messageId) throws SQLException {
+            try (Connection c = dataSource.getConnection();
+                    PreparedStatement ps = c.prepareStatement("INSERT INTO failed_once (id) VALUES (?) ON CONFLICT (id)"
+                            + " DO UPDATE SET n = failed_once.n + 1 RETURNING n")) {
+                c.setAutoCommit(true);
+                ps.setString(1, messageId);
+                try (java.sql.ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getInt(1);
+                }
+            }
+        }
+    }
+
     /** The service's listener: it knows nothing of idemkit. */
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "crash.batch", havingValue = "false",
+            matchIfMissing = true)
     static class Listener {
         private final JdbcTemplate jdbc;
         private final DataSource dataSource;

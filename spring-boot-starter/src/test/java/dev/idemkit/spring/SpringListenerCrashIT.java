@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Test;
  * The Spring listener's settle path under SIGKILL: a Spring Boot service ({@link SpringCrashChild}) in a JVM of its
  * own, killed from outside inside the listener's effect, after the commit before the container's ack, and between a
  * retry's confirmed copy and the ack, {@link #KILLS} times per point, restarted each time; then a healthy instance
- * drains the queue. Every message credits an account of its own by 1, so the balances say exactly what was lost (0)
+ * drains the queue; the same with a batch listener (Spring AMQP consumer batching, 4 per batch, through the batch
+ * flow). Every message credits an account of its own by 1, so the balances say exactly what was lost (0)
  * and what was applied twice (above 1). The harness is shown to bite: the deliberately broken build, whose container
  * acknowledges before the effect's transaction commits, loses the credit it was killed inside.
  */
@@ -42,8 +43,25 @@ class SpringListenerCrashIT {
     }
 
     @Test
+    void aBatchListenerKilledAtEveryPointOfTheBatchSettlePathLosesNothingAndAppliesNothingTwice() throws Exception {
+        assertThat(run(KILLS, true).describe()).isEqualTo(exact());
+    }
+
+    @Test
+    void aBatchListenerOfTheBuildThatAcknowledgesBeforeTheCommitLosesTheCreditsItWasKilledInside() throws Exception {
+        try (Harness h = new Harness("async-commit", true)) {
+            h.publishRound();
+            h.killAt(SpringCrashChild.INSIDE_EFFECT, 1);
+            Report r = h.drainAndReport();
+            System.out.println("spring-crash batch broken " + r.describe());
+            assertThat(r.lost).as("credits lost by the build that acks before it commits: " + r.describe())
+                    .isPositive();
+        }
+    }
+
+    @Test
     void aBuildWhoseContainerAcknowledgesBeforeTheCommitLosesTheCreditItWasKilledInside() throws Exception {
-        try (Harness h = new Harness("async-commit")) {
+        try (Harness h = new Harness("async-commit", false)) {
             h.publishRound();
             h.killAt(SpringCrashChild.INSIDE_EFFECT, 1);
             Report r = h.drainAndReport();
@@ -54,7 +72,12 @@ class SpringListenerCrashIT {
     }
 
     static Report run(int kills) throws Exception {
-        try (Harness h = new Harness(null)) {
+        return run(kills, false);
+    }
+
+    /** {@code kills} per point, the listener a batch listener when {@code batch}. */
+    static Report run(int kills, boolean batch) throws Exception {
+        try (Harness h = new Harness(null, batch)) {
             for (String point : List.of(SpringCrashChild.INSIDE_EFFECT, SpringCrashChild.AFTER_COMMIT_BEFORE_ACK,
                     SpringCrashChild.RETRY_REPUBLISHED_BEFORE_ACK)) {
                 for (int k = 0; k < kills; k++) {
@@ -68,7 +91,7 @@ class SpringListenerCrashIT {
                 }
             }
             Report r = h.drainAndReport();
-            System.out.println("spring-crash " + r.describe());
+            System.out.println("spring-crash " + (batch ? "batch " : "") + r.describe());
             return r;
         }
     }
@@ -90,17 +113,19 @@ class SpringListenerCrashIT {
         private final String schema = TestPostgres.uniqueSchema("spring_crash");
         private final String queue = TestRabbit.unique("spring-crash");
         private final String broken;
+        private final boolean batch;
         private final Connection rabbit;
         private final Channel publisher;
         private final List<String> accounts = new ArrayList<>();
         private int published;
 
-        Harness(String broken) throws Exception {
+        Harness(String broken, boolean batch) throws Exception {
             this.broken = broken;
+            this.batch = batch;
             try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
                 s.execute("CREATE SCHEMA " + schema);
                 s.execute("CREATE TABLE " + schema + ".accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
-                s.execute("CREATE TABLE " + schema + ".failed_once (id text PRIMARY KEY)");
+                s.execute("CREATE TABLE " + schema + ".failed_once (id text PRIMARY KEY, n int NOT NULL DEFAULT 1)");
             }
             rabbit = TestRabbit.rawConnection("idemkit-it-spring-crash");
             publisher = rabbit.createChannel();
@@ -164,7 +189,9 @@ class SpringListenerCrashIT {
                             "--spring.main.web-application-type=none", "--logging.level.root=WARN",
                             "--crash.queue=" + queue, "--idemkit.postgres.schema=" + schema,
                             "--idemkit.rabbit.idempotent-listeners=true", "--idemkit.retry.base-delay=50ms",
-                            "--idemkit.retry.max-delay=200ms"))
+                            "--idemkit.retry.max-delay=200ms", "--crash.batch=" + batch,
+                            "--spring.rabbitmq.listener.simple.consumer-batch-enabled=" + batch,
+                            "--spring.rabbitmq.listener.simple.batch-size=4"))
                     .start();
         }
 

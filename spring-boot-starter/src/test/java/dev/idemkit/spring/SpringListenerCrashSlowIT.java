@@ -13,4 +13,10 @@ class SpringListenerCrashSlowIT {
     void killedTwentyTimesAtEveryPointOfTheListenersSettlePathLosesNothingAndAppliesNothingTwice() throws Exception {
         assertThat(SpringListenerCrashIT.run(20).describe()).isEqualTo("lost=0 twice=0 dead-lettered=0 left-in-queues=0");
     }
+
+    @Test
+    void aBatchListenerKilledTwentyTimesAtEveryPointLosesNothingAndAppliesNothingTwice() throws Exception {
+        assertThat(SpringListenerCrashIT.run(20, true).describe())
+                .isEqualTo("lost=0 twice=0 dead-lettered=0 left-in-queues=0");
+    }
 }

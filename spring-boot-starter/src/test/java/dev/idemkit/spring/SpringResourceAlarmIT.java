@@ -9,17 +9,13 @@ import dev.idemkit.testsupport.Names;
 import dev.idemkit.testsupport.RabbitCluster;
 import dev.idemkit.testsupport.TestPostgres;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.amqp.core.Message;
-import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -198,21 +194,15 @@ class SpringResourceAlarmIT {
     }
 
     private String account() {
-        String id = "acc-" + UUID.randomUUID();
-        jdbc.update("INSERT INTO accounts (id, balance) VALUES (?, 0)", id);
-        return id;
+        return SampleAccounts.account(jdbc);
     }
 
     private long balance(String account) {
-        Long b = jdbc.queryForObject("SELECT balance FROM accounts WHERE id = ?", Long.class, account);
-        return b == null ? 0 : b;
+        return SampleAccounts.balance(jdbc, account);
     }
 
     private void send(String messageId, String body) {
-        MessageProperties p = new MessageProperties();
-        p.setMessageId(messageId);
-        p.setContentType(MessageProperties.CONTENT_TYPE_TEXT_PLAIN);
-        rabbit.send("", QUEUE, new Message(body.getBytes(StandardCharsets.UTF_8), p));
+        SampleAccounts.send(rabbit, QUEUE, messageId, body);
     }
 
     /** Whether {@code condition} held within {@code bound} (a finding for the soft assertions, not a failure yet). */

@@ -111,7 +111,9 @@ class StarterStartupChecksIT {
                 .build());
         var processor = IdemkitRabbitAutoConfiguration.Listeners.idemkitListenerFactoryAdvice(
                 new org.springframework.beans.factory.support.StaticListableBeanFactory()
-                        .getBeanProvider(IdempotentListenerAdvice.class));
+                        .getBeanProvider(IdempotentListenerAdvice.class),
+                new org.springframework.beans.factory.support.StaticListableBeanFactory()
+                        .getBeanProvider(IdemkitProperties.class));
         assertThatThrownBy(() -> processor.postProcessAfterInitialization(listenerFactory,
                 "rabbitListenerContainerFactory")).hasMessageContaining("turn Spring's listener retry off");
     }
@@ -123,7 +125,9 @@ class StarterStartupChecksIT {
         listenerFactory.setAdviceChain(new org.springframework.transaction.interceptor.TransactionInterceptor());
         var processor = IdemkitRabbitAutoConfiguration.Listeners.idemkitListenerFactoryAdvice(
                 new org.springframework.beans.factory.support.StaticListableBeanFactory()
-                        .getBeanProvider(IdempotentListenerAdvice.class));
+                        .getBeanProvider(IdempotentListenerAdvice.class),
+                new org.springframework.beans.factory.support.StaticListableBeanFactory()
+                        .getBeanProvider(IdemkitProperties.class));
         assertThatThrownBy(() -> processor.postProcessAfterInitialization(listenerFactory,
                 "rabbitListenerContainerFactory")).hasMessageContaining("transaction of its own");
     }

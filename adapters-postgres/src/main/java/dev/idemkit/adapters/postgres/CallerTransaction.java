@@ -62,6 +62,17 @@ public interface CallerTransaction {
      */
     default void afterFailedEffect() {}
 
+    /**
+     * Whether this transaction was begun for the one store call and is rolled back WHOLE when that call throws (a
+     * transaction of the caller's own per delivery, as the Spring starter's idempotent listeners open). Rolling back
+     * to a savepoint would then change nothing the whole rollback does not, so the joined stores set none: two round
+     * trips less per call. False (the default) for a transaction that may hold the caller's earlier work or go on
+     * after the call: there the savepoint keeps a failed effect from taking that work with it.
+     */
+    default boolean rolledBackWholeOnFailure() {
+        return false;
+    }
+
     /** The transaction open on {@code connection}: auto-commit must be off when the store is called. */
     static CallerTransaction jdbc(Connection connection) {
         Objects.requireNonNull(connection, "connection");

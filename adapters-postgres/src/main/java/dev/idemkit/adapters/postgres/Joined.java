@@ -34,7 +34,8 @@ final class Joined {
                 throw new IllegalStateException("the caller's transaction is already aborted (a statement in it failed)"
                         + " before " + what + ": roll it back and retry");
             }
-            savepoint = c.setSavepoint();
+            // none where the caller rolls the whole transaction back when this throws: it would change nothing
+            savepoint = tx.rolledBackWholeOnFailure() ? null : c.setSavepoint();
         } catch (SQLException e) {
             throw Sql.unavailable(what, e);
         }
@@ -42,6 +43,10 @@ final class Joined {
         try {
             R result = body.run(c, unit);
             if (unit.abandoned()) { // the store's own verdict (a 5xx, a lock wait given up): keep nothing, no error
+                if (savepoint == null) {
+                    throw new IllegalStateException(what + " kept nothing on purpose, which needs a savepoint: use it"
+                            + " in a transaction that is not rolled back whole on failure");
+                }
                 c.rollback(savepoint);
                 if (unit.effectRan()) {
                     tx.afterFailedEffect();
@@ -53,7 +58,9 @@ final class Joined {
                         + ": a statement failed (an effect that catches an SQLException cannot go on in the same"
                         + " transaction); rolled back to before the key, nothing of it will commit", null);
             }
-            c.releaseSavepoint(savepoint);
+            if (savepoint != null) {
+                c.releaseSavepoint(savepoint);
+            }
             return result;
         } catch (Transactions.EffectThrew e) {
             rollbackTo(c, savepoint, tx, unit);
@@ -111,6 +118,9 @@ final class Joined {
     }
 
     private static void rollbackTo(Connection c, Savepoint savepoint) {
+        if (savepoint == null) {
+            return; // the caller rolls back the whole transaction: the exception is on its way there
+        }
         try {
             c.rollback(savepoint);
         } catch (SQLException ignored) {
