@@ -168,11 +168,12 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
             return invocation.proceed();
         }
         BooleanSupplier held = args[0] instanceof Channel channel ? heldBy(channel) : () -> true;
+        List<Message> notServed = new ArrayList<>();
         for (Map.Entry<String, List<Message>> part : byQueue.entrySet()) {
             String queue = part.getKey();
             List<Message> messages = part.getValue();
             if (!serves(queue)) {
-                proceedOnce(invocation, messages);
+                notServed.addAll(messages);
                 continue;
             }
             holdWhilePublishingIsBlocked(queue, messages.get(0), held);
@@ -195,6 +196,18 @@ public final class IdempotentListenerAdvice implements MethodInterceptor {
                         + " not settled: the batch is given back (what committed comes back as duplicates)");
             }
             unsettledInARow.set(0);
+        }
+        if (!notServed.isEmpty()) {
+            // last, once every served message is settled, and as Spring would call it (its failure unchanged): the
+            // container's error handling of this part (a reject, an ack of a fatal x-death) then meets only
+            // messages idemkit is done with
+            if (!(invocation instanceof ProxyMethodInvocation proxy)) {
+                throw new IllegalStateException("a batch listener's invocation cannot be called again with a part of"
+                        + " its batch (" + invocation.getClass().getName() + ")");
+            }
+            Object[] part = args.clone();
+            part[1] = notServed;
+            return proxy.invocableClone(part).proceed();
         }
         return null;
     }

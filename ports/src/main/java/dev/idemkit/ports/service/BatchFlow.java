@@ -20,12 +20,13 @@ import java.util.Set;
 
 /**
  * The one flow that settles a batch of deliveries (docs/ARCHITECTURE.md sections 8 and 13): their keys and the effects
- * of the new ones in ONE {@link InboxStore#runBatch}, then every delivery of the batch acknowledged, duplicates
- * included; an acknowledgement never precedes the commit of its key and effect. What the batch cannot decide goes
- * delivery by delivery through the single-message {@link DeliveryFlow} under the same consumer (same keys), which
- * processes, retries or dead-letters it: a delivery that fails the flow's check (no usable id, too big), a reused id
- * (rejected), and every delivery of a batch that failed twice (a deadlock between concurrent batches passes the second
- * time; a poison message fails again).
+ * of the new ones (their first deliveries, in arrival order) in ONE {@link InboxStore#runBatch}, then every delivery of
+ * the batch acknowledged, duplicates included; an acknowledgement never precedes the commit of its key and effect.
+ * What the batch cannot decide goes delivery by delivery through the single-message {@link DeliveryFlow} under the
+ * same consumer (same keys), which processes, retries or dead-letters it: a delivery that fails the flow's check (no
+ * usable id, too big), a reused id (rejected), and every delivery of a batch that failed twice (a deadlock between
+ * concurrent batches passes the second time; a poison message fails again). An effect that throws an {@link Error}
+ * (other than a {@link VirtualMachineError}) has failed its batch like any other.
  *
  * <p>Its front doors: the {@link BatchingConsumer} (a transport's subscription, its own batching threads) and adapters
  * of other worlds that receive batches themselves (a Spring batch listener container). Thread-safe.
@@ -123,18 +124,23 @@ public final class BatchFlow<U extends UnitOfWork> {
             return new Result(0, single, unsettled, 0, 0);
         }
         List<InboxDelivery> deliveries = new ArrayList<>(taken.size());
-        Map<InboxKey, Message> firstOf = new HashMap<>();
+        Map<InboxKey, Arrival> firstOf = new HashMap<>();
         for (Item item : taken) {
             Message m = item.delivery().message();
             InboxKey key = flow.key(m);
             deliveries.add(new InboxDelivery(key, m.fingerprint()));
-            firstOf.putIfAbsent(key, m);
+            firstOf.putIfAbsent(key, new Arrival(firstOf.size(), m));
         }
         long began = System.nanoTime();
         List<Outcome> outcomes;
         try {
             outcomes = runBatch(deliveries, firstOf);
-        } catch (RuntimeException first) {
+        } catch (RuntimeException | Error first) {
+            // an Error of the effect too (an AssertionError, a class that failed to load): a failed batch, handed
+            // on like any other, never a thread's end with deliveries in hand
+            if (first instanceof VirtualMachineError vme) {
+                throw vme;
+            }
             // once more, whole: concurrent batches that locked rows in different orders lose one of them to a
             // deadlock, and its second run usually passes; a batch with a poison message fails again
             try {
@@ -190,11 +196,23 @@ public final class BatchFlow<U extends UnitOfWork> {
         return new Result(acks.size(), single, unsettled, ran - began, System.nanoTime() - ran);
     }
 
-    private List<Outcome> runBatch(List<InboxDelivery> deliveries, Map<InboxKey, Message> firstOf) {
+    /** The first delivery of a key in the batch, and where it arrived among the batch's keys. */
+    private record Arrival(int index, Message message) {}
+
+    /**
+     * The store's step; the effect gets the new messages in the order they arrived (a store may hand them over in its
+     * own order: PostgreSQL sorts the keys it inserts, so that concurrent batches lock them in one order).
+     */
+    private List<Outcome> runBatch(List<InboxDelivery> deliveries, Map<InboxKey, Arrival> firstOf) {
         List<Outcome> outcomes = inbox.runBatch(deliveries, (work, fresh) -> {
-            List<Message> messages = new ArrayList<>(fresh.size());
+            List<Arrival> arrivals = new ArrayList<>(fresh.size());
             for (InboxDelivery d : fresh) {
-                messages.add(firstOf.get(d.key()));
+                arrivals.add(firstOf.get(d.key()));
+            }
+            arrivals.sort(java.util.Comparator.comparingInt(Arrival::index));
+            List<Message> messages = new ArrayList<>(arrivals.size());
+            for (Arrival a : arrivals) {
+                messages.add(a.message());
             }
             batchHandler.handle(messages, work);
         });
