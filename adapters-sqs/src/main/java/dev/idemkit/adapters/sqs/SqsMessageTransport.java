@@ -38,6 +38,7 @@ public final class SqsMessageTransport implements MessageTransport {
 
     private final SqsContext ctx;
     private final List<SqsSubscription> subscriptions = new CopyOnWriteArrayList<>();
+    private final SqsBatchSender sender = new SqsBatchSender(this::sendChunk, SEND_BATCH_MAX);
 
     public SqsMessageTransport(SqsSettings settings) {
         this(settings, Clock.system());
@@ -89,33 +90,58 @@ public final class SqsMessageTransport implements MessageTransport {
      * @throws TransportException naming the messages SQS did not accept (the others were sent)
      */
     public void publishBatch(String queue, List<OutgoingMessage> messages) {
-        String url = url(queue);
-        boolean fifo = SqsQueues.isFifo(queue);
         List<String> failed = new ArrayList<>();
         for (int from = 0; from < messages.size(); from += SEND_BATCH_MAX) {
             List<OutgoingMessage> chunk = messages.subList(from, Math.min(messages.size(), from + SEND_BATCH_MAX));
-            List<SendMessageBatchRequestEntry> entries = new ArrayList<>();
-            for (int i = 0; i < chunk.size(); i++) {
-                OutgoingMessage m = chunk.get(i);
-                SqsWire.Body body = SqsWire.encodeBody(m.body());
-                Map<String, MessageAttributeValue> attributes =
-                        SqsWire.encode(m.id(), m.headers(), body.base64(), Map.of());
-                SendMessageBatchRequestEntry.Builder e = SendMessageBatchRequestEntry.builder()
-                        .id(Integer.toString(i)).messageBody(body.text()).messageAttributes(attributes);
-                if (fifo) {
-                    e.messageGroupId(group(m)).messageDeduplicationId(dedupId(m));
-                }
-                entries.add(e.build());
-            }
-            try {
-                SendMessageBatchResponse r = ctx.sqs.sendMessageBatch(b -> b.queueUrl(url).entries(entries));
-                r.failed().forEach(f -> failed.add(chunk.get(Integer.parseInt(f.id())).id() + " (" + f.code() + ")"));
-            } catch (SdkException e) {
-                throw new TransportException("batch publish to " + queue + " was not confirmed", e);
-            }
+            sendChunk(queue, chunk).forEach((i, why) -> failed.add(chunk.get(i).id() + " (" + why + ")"));
         }
         if (!failed.isEmpty()) {
             throw new TransportException("batch publish to " + queue + " rejected " + failed);
+        }
+    }
+
+    /**
+     * Pipelined: the message joins the queue's next {@code SendMessageBatch} (up to ten per call, calls in parallel on
+     * a standard queue, one at a time and so in call order on a FIFO queue); the future completes when SQS answered
+     * for this message: done, or a {@link TransportException} with SQS's reason for refusing it, or "outcome
+     * unknown" when the call itself failed. At most {@value SqsBatchSender#MAX_IN_FLIGHT} wait or are under way; a
+     * caller past that waits here for a slot.
+     */
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
+        Objects.requireNonNull(message, "message");
+        try {
+            url(queue); // resolved (and the queue created) on the caller's thread: a bad name fails this call alone
+        } catch (RuntimeException e) {
+            return java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+        return sender.submit(queue, message);
+    }
+
+    /** One {@code SendMessageBatch} of at most ten; per index of {@code chunk}, why SQS refused that entry. */
+    private Map<Integer, String> sendChunk(String queue, List<OutgoingMessage> chunk) {
+        String url = url(queue);
+        boolean fifo = SqsQueues.isFifo(queue);
+        List<SendMessageBatchRequestEntry> entries = new ArrayList<>(chunk.size());
+        for (int i = 0; i < chunk.size(); i++) {
+            OutgoingMessage m = chunk.get(i);
+            SqsWire.Body body = SqsWire.encodeBody(m.body());
+            Map<String, MessageAttributeValue> attributes = SqsWire.encode(m.id(), m.headers(), body.base64(), Map.of());
+            SendMessageBatchRequestEntry.Builder e = SendMessageBatchRequestEntry.builder()
+                    .id(Integer.toString(i)).messageBody(body.text()).messageAttributes(attributes);
+            if (fifo) {
+                e.messageGroupId(group(m)).messageDeduplicationId(dedupId(m));
+            }
+            entries.add(e.build());
+        }
+        try {
+            SendMessageBatchResponse r = ctx.sqs.sendMessageBatch(b -> b.queueUrl(url).entries(entries));
+            Map<Integer, String> refused = new java.util.HashMap<>();
+            r.failed().forEach(f -> refused.put(Integer.parseInt(f.id()), f.code()
+                    + (f.message() == null ? "" : ": " + f.message())));
+            return refused;
+        } catch (SdkException e) {
+            throw new TransportException("batch publish to " + queue + " was not confirmed", e);
         }
     }
 
@@ -130,6 +156,7 @@ public final class SqsMessageTransport implements MessageTransport {
 
     @Override
     public void close() {
+        sender.close();
         subscriptions.forEach(SqsSubscription::close);
         subscriptions.clear();
         ctx.close();

@@ -54,8 +54,75 @@ public final class SqsThroughputBenchmark {
                     rate[1][0] / rate[0][0], rate[1][1] / rate[0][1]));
             lines.add(String.format(Locale.ROOT, "%d messages per case, whole run %.0f s", MESSAGES,
                     (System.nanoTime() - began) / 1e9));
+            lines.addAll(publishPaths(sqs));
             lines.forEach(System.out::println);
         }
+    }
+
+    /**
+     * Publishing alone, the transport's three ways, 2 rounds interleaved (a fresh standard queue per case): one thread
+     * with {@code publishBatch} (SendMessageBatch of 10, the baseline), 8 threads with the blocking {@code publish}, one
+     * thread with the pipelined {@code publishAsync} (what the outbox relay uses).
+     */
+    private static List<String> publishPaths(EmbeddedSqs sqs) {
+        int n = Integer.getInteger("sqs.bench.publishes", 5_000);
+        List<String> out = new ArrayList<>();
+        out.add(String.format(Locale.ROOT, "publish paths, %d messages each, x = / publishBatch of the same round", n));
+        try (SqsMessageTransport transport = new SqsMessageTransport(sqs.settings())) {
+            for (int round = 1; round <= 2; round++) {
+                double batch = publishRate(transport, n, "batch");
+                double blocking = publishRate(transport, n, "blocking");
+                double async = publishRate(transport, n, "async");
+                out.add(String.format(Locale.ROOT, "round %d: publishBatch 1 thread %,.0f/s | publish 8 threads %,.0f/s"
+                        + " (%.2fx) | publishAsync 1 thread %,.0f/s (%.2fx)", round, batch, blocking, blocking / batch,
+                        async, async / batch));
+            }
+        }
+        return out;
+    }
+
+    private static double publishRate(SqsMessageTransport transport, int n, String how) {
+        String queue = EmbeddedSqs.uniqueName("bench-publish-" + how);
+        transport.publish(queue, OutgoingMessage.of("warm", bytes("warm"))); // creates the queues
+        List<OutgoingMessage> messages = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            messages.add(OutgoingMessage.of(how + "-" + i, bytes("{\"n\":" + i + "}")));
+        }
+        long start = System.nanoTime();
+        try {
+            switch (how) {
+                case "batch" -> transport.publishBatch(queue, messages);
+                case "blocking" -> {
+                    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+                    List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+                    for (int t = 0; t < 8; t++) {
+                        int from = t;
+                        done.add(pool.submit(() -> {
+                            for (int i = from; i < n; i += 8) {
+                                transport.publish(queue, messages.get(i));
+                            }
+                        }));
+                    }
+                    for (java.util.concurrent.Future<?> f : done) {
+                        f.get();
+                    }
+                    pool.shutdown();
+                }
+                default -> {
+                    List<java.util.concurrent.CompletableFuture<Void>> futures = new ArrayList<>(n);
+                    for (OutgoingMessage m : messages) {
+                        futures.add(transport.publishAsync(queue, m));
+                    }
+                    java.util.concurrent.CompletableFuture.allOf(futures.toArray(
+                            java.util.concurrent.CompletableFuture[]::new)).get();
+                }
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(how + " publishing failed", e);
+        }
+        double rate = n / ((System.nanoTime() - start) / 1e9);
+        transport.deleteQueues(queue);
+        return rate;
     }
 
     /** Messages per second from the first publish until the last effect; asserts nothing was lost. */
