@@ -139,6 +139,14 @@ public final class SqsMessageTransport implements MessageTransport {
             Map<Integer, String> refused = new java.util.HashMap<>();
             r.failed().forEach(f -> refused.put(Integer.parseInt(f.id()), f.code()
                     + (f.message() == null ? "" : ": " + f.message())));
+            // an entry SQS answered neither way is not taken to be sent
+            java.util.Set<Integer> answered = new java.util.HashSet<>(refused.keySet());
+            r.successful().forEach(ok -> answered.add(Integer.parseInt(ok.id())));
+            for (int i = 0; i < chunk.size(); i++) {
+                if (!answered.contains(i)) {
+                    refused.put(i, "no answer for this entry in SQS's response");
+                }
+            }
             return refused;
         } catch (SdkException e) {
             throw new TransportException("batch publish to " + queue + " was not confirmed", e);

@@ -138,6 +138,28 @@ class SqsPipelinedPublishIT {
         }
     }
 
+    /** ElasticMQ enforces no request or message size limit: the bound itself is {@code SqsBatchSenderTest}'s. */
+    @Test
+    void tenLargeMessagesAndASmallOneAfterThemAllArrive() throws Exception {
+        String queue = EmbeddedSqs.uniqueName("pipelined-large");
+        try {
+            List<CompletableFuture<Void>> large = new ArrayList<>();
+            byte[] body = new byte[100 * 1024];
+            java.util.Arrays.fill(body, (byte) 'x');
+            for (int i = 0; i < 10; i++) {
+                large.add(transport.publishAsync(queue, OutgoingMessage.of("large-" + i, body)));
+            }
+            CompletableFuture<Void> after = transport.publishAsync(queue, OutgoingMessage.of("small",
+                    "s".getBytes(StandardCharsets.UTF_8)));
+            CompletableFuture.allOf(large.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+            after.get(30, TimeUnit.SECONDS);
+            assertThat(receive(queue, 11)).containsExactlyInAnyOrder("large-0", "large-1", "large-2", "large-3",
+                    "large-4", "large-5", "large-6", "large-7", "large-8", "large-9", "small");
+        } finally {
+            transport.deleteQueues(queue);
+        }
+    }
+
     @Test
     void aPublishToAQueueThatCannotBeMadeFailsAloneAndAtOnce() {
         CompletableFuture<Void> bad = transport.publishAsync("not a queue name!", OutgoingMessage.of("m-1",
