@@ -167,14 +167,18 @@ public class SpringCrashChild {
 
         @RabbitListener(id = "crash", queues = "${crash.queue}", batch = "true")
         public void onCredits(java.util.List<org.springframework.amqp.core.Message> messages) throws SQLException {
+            // a call with one message is the single-message pass (or a batch of one)
+            boolean single = messages.size() == 1;
             for (org.springframework.amqp.core.Message m : messages) {
                 String body = new String(m.getBody(), java.nio.charset.StandardCharsets.UTF_8);
                 String[] parts = body.split(":");
                 if (parts[0].equals("once")) {
-                    // fails its batch's two runs and its first attempt on its own, so that it is retried like in the
-                    // single mode (a batch that fails is run once more whole, then message by message)
-                    if (failures(m.getMessageProperties().getMessageId()) <= 3) {
-                        throw new IllegalStateException("the first attempts of a once: message fail");
+                    // fails every batch it is in until it failed once on its own, so that its batch goes message by
+                    // message and it is retried like in the single mode, once (a rule counting calls instead would
+                    // charge it the batches that a message before it failed, and dead-letter it in the end)
+                    String id = m.getMessageProperties().getMessageId();
+                    if (single ? firstSingleFailure(id) : !failedAlone(id)) {
+                        throw new IllegalStateException("a once: message fails until it failed once on its own");
                     }
                     parts = new String[] {parts[1], parts[2]};
                 }
@@ -184,16 +188,23 @@ public class SpringCrashChild {
             reached(INSIDE_EFFECT);
         }
 
-        /** How many times {@code messageId} has failed, this time included (a counter committed on its own). */
-        private int failures(String messageId) throws SQLException {
+        /** A marker committed on its own connection: true the first time for {@code messageId}, whatever happens next. */
+        private boolean firstSingleFailure(String messageId) throws SQLException {
             try (Connection c = dataSource.getConnection();
-                    PreparedStatement ps = c.prepareStatement("INSERT INTO failed_once (id) VALUES (?) ON CONFLICT (id)"
-                            + " DO UPDATE SET n = failed_once.n + 1 RETURNING n")) {
+                    PreparedStatement ps = c.prepareStatement(
+                            "INSERT INTO failed_once (id) VALUES (?) ON CONFLICT DO NOTHING")) {
                 c.setAutoCommit(true);
                 ps.setString(1, messageId);
+                return ps.executeUpdate() == 1;
+            }
+        }
+
+        private boolean failedAlone(String messageId) throws SQLException {
+            try (Connection c = dataSource.getConnection();
+                    PreparedStatement ps = c.prepareStatement("SELECT 1 FROM failed_once WHERE id = ?")) {
+                ps.setString(1, messageId);
                 try (java.sql.ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getInt(1);
+                    return rs.next();
                 }
             }
         }

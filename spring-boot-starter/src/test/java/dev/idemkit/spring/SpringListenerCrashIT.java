@@ -42,20 +42,20 @@ class SpringListenerCrashIT {
         assertThat(run(KILLS).describe()).isEqualTo(exact());
     }
 
+    /** One kill per point here (the suite's time budget); {@code SpringListenerCrashSlowIT} kills 20 times. */
     @Test
     void aBatchListenerKilledAtEveryPointOfTheBatchSettlePathLosesNothingAndAppliesNothingTwice() throws Exception {
-        assertThat(run(KILLS, true).describe()).isEqualTo(exact());
+        assertThat(run(1, true).describe()).isEqualTo(exact());
     }
 
-    @Test
-    void aBatchListenerOfTheBuildThatAcknowledgesBeforeTheCommitLosesTheCreditsItWasKilledInside() throws Exception {
+    /** The broken build in batch mode (the full tier runs it: the single mode's shows the harness bites here). */
+    static Report brokenBatch() throws Exception {
         try (Harness h = new Harness("async-commit", true)) {
             h.publishRound();
             h.killAt(SpringCrashChild.INSIDE_EFFECT, 1);
             Report r = h.drainAndReport();
             System.out.println("spring-crash batch broken " + r.describe());
-            assertThat(r.lost).as("credits lost by the build that acks before it commits: " + r.describe())
-                    .isPositive();
+            return r;
         }
     }
 
@@ -125,7 +125,7 @@ class SpringListenerCrashIT {
             try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
                 s.execute("CREATE SCHEMA " + schema);
                 s.execute("CREATE TABLE " + schema + ".accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
-                s.execute("CREATE TABLE " + schema + ".failed_once (id text PRIMARY KEY, n int NOT NULL DEFAULT 1)");
+                s.execute("CREATE TABLE " + schema + ".failed_once (id text PRIMARY KEY)");
             }
             rabbit = TestRabbit.rawConnection("idemkit-it-spring-crash");
             publisher = rabbit.createChannel();
@@ -244,7 +244,26 @@ class SpringListenerCrashIT {
                     keys = rs.getLong(1);
                 }
             }
-            return new Report(published, lost, twice, keys, TestRabbit.readyOrZero(rabbit, queue + ".dlq"), inQueues());
+            long dead = TestRabbit.readyOrZero(rabbit, queue + ".dlq");
+            if (dead > 0) {
+                printDeadLetters();
+            }
+            return new Report(published, lost, twice, keys, dead, inQueues());
+        }
+
+        /** Each dead letter's id, body, reason and attempts (what the report's count alone does not say). */
+        private void printDeadLetters() throws Exception {
+            try (Channel ch = rabbit.createChannel()) {
+                for (com.rabbitmq.client.GetResponse r = ch.basicGet(queue + ".dlq", false); r != null;
+                        r = ch.basicGet(queue + ".dlq", false)) {
+                    Map<String, Object> h = r.getProps().getHeaders();
+                    System.out.println("spring-crash dead letter " + r.getProps().getMessageId() + " body="
+                            + new String(r.getBody(), StandardCharsets.UTF_8) + " reason="
+                            + (h == null ? null : h.get(dev.idemkit.domain.deadletter.DeadLetterHeaders.REASON))
+                            + " attempts=" + (h == null ? null : h.get(
+                                    dev.idemkit.domain.deadletter.DeadLetterHeaders.ATTEMPTS)));
+                }
+            }
         }
 
         /** Messages of the queue delivered to a consumer and not yet acknowledged, as the broker counts them. */

@@ -15,6 +15,12 @@ class SpringListenerCrashSlowIT {
     }
 
     @Test
+    void aBatchListenerOfTheBuildThatAcknowledgesBeforeTheCommitLosesTheCreditsItWasKilledInside() throws Exception {
+        SpringListenerCrashIT.Report r = SpringListenerCrashIT.brokenBatch();
+        assertThat(r.lost()).as("credits lost by the build that acks before it commits: " + r.describe()).isPositive();
+    }
+
+    @Test
     void aBatchListenerKilledTwentyTimesAtEveryPointLosesNothingAndAppliesNothingTwice() throws Exception {
         assertThat(SpringListenerCrashIT.run(20, true).describe())
                 .isEqualTo("lost=0 twice=0 dead-lettered=0 left-in-queues=0");
