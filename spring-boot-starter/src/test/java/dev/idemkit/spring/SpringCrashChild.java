@@ -154,6 +154,20 @@ public class SpringCrashChild {
         }
     }
 
+    /**
+     * A marker committed on its own connection: true the first time for {@code messageId}, whatever happens next (the
+     * listeners' "once:" rule).
+     */
+    static boolean firstFailure(DataSource dataSource, String messageId) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO failed_once (id) VALUES (?) ON CONFLICT DO NOTHING")) {
+            c.setAutoCommit(true);
+            ps.setString(1, messageId);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
     /** The batch mode's listener ({@code --crash.batch=true}, with Spring AMQP's consumer batching): the same credits. */
     @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "crash.batch", havingValue = "true")
     static class BatchListener {
@@ -177,7 +191,7 @@ public class SpringCrashChild {
                     // message and it is retried like in the single mode, once (a rule counting calls instead would
                     // charge it the batches that a message before it failed, and dead-letter it in the end)
                     String id = m.getMessageProperties().getMessageId();
-                    if (single ? firstSingleFailure(id) : !failedAlone(id)) {
+                    if (single ? firstFailure(dataSource, id) : !failedAlone(id)) {
                         throw new IllegalStateException("a once: message fails until it failed once on its own");
                     }
                     parts = new String[] {parts[1], parts[2]};
@@ -186,17 +200,6 @@ public class SpringCrashChild {
                         parts[0]);
             }
             reached(INSIDE_EFFECT);
-        }
-
-        /** A marker committed on its own connection: true the first time for {@code messageId}, whatever happens next. */
-        private boolean firstSingleFailure(String messageId) throws SQLException {
-            try (Connection c = dataSource.getConnection();
-                    PreparedStatement ps = c.prepareStatement(
-                            "INSERT INTO failed_once (id) VALUES (?) ON CONFLICT DO NOTHING")) {
-                c.setAutoCommit(true);
-                ps.setString(1, messageId);
-                return ps.executeUpdate() == 1;
-            }
         }
 
         private boolean failedAlone(String messageId) throws SQLException {
@@ -227,24 +230,13 @@ public class SpringCrashChild {
                 throws SQLException {
             String[] parts = body.split(":");
             if (parts[0].equals("once")) {
-                if (firstAttempt(messageId)) {
+                if (firstFailure(dataSource, messageId)) {
                     throw new IllegalStateException("the first attempt of " + messageId + " fails");
                 }
                 parts = new String[] {parts[1], parts[2]};
             }
             jdbc.update("UPDATE accounts SET balance = balance + ? WHERE id = ?", Long.parseLong(parts[1]), parts[0]);
             reached(INSIDE_EFFECT);
-        }
-
-        /** A marker committed on its own connection: true the first time for {@code messageId}, whatever happens next. */
-        private boolean firstAttempt(String messageId) throws SQLException {
-            try (Connection c = dataSource.getConnection();
-                    PreparedStatement ps = c.prepareStatement(
-                            "INSERT INTO failed_once (id) VALUES (?) ON CONFLICT DO NOTHING")) {
-                c.setAutoCommit(true);
-                ps.setString(1, messageId);
-                return ps.executeUpdate() == 1;
-            }
         }
     }
 }
