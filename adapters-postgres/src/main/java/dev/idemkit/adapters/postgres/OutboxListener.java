@@ -29,30 +29,62 @@ final class OutboxListener {
         this.listenConnection = Objects.requireNonNull(listenConnection, "listenConnection");
     }
 
-    /** Waits for a notification on the channel or {@code max}, whichever comes first. */
+    /**
+     * The longest single read of the LISTEN connection: pgjdbc's timed wait for notifications does not end when its
+     * thread is interrupted, so the wait is cut into slices of this, and an interrupt (the relay's close) ends it
+     * within one.
+     */
+    static final long SLICE_MILLIS = 100;
+
+    /**
+     * Waits for a notification on the channel or {@code max}, whichever comes first.
+     *
+     * @throws InterruptedException when the thread is interrupted (within {@link #SLICE_MILLIS}): a stop, not a failure
+     */
     void awaitAppend(Duration max) throws InterruptedException {
         long millis = Math.max(1, Math.min(max.toMillis(), Integer.MAX_VALUE));
+        long deadline = System.nanoTime() + millis * 1_000_000;
         synchronized (listening) {
             try {
                 PGConnection pg = listen();
-                PGNotification[] got = pg.getNotifications((int) millis);
-                if (got != null && got.length > 0) {
-                    LOG.debug("outbox woken by {} notification(s)", got.length);
+                for (long left = millis; left > 0; left = (deadline - System.nanoTime()) / 1_000_000) {
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException("interrupted while waiting for an outbox notification");
+                    }
+                    PGNotification[] got = pg.getNotifications((int) Math.min(left, SLICE_MILLIS));
+                    if (got != null && got.length > 0) {
+                        LOG.debug("outbox woken by {} notification(s)", got.length);
+                        break;
+                    }
                 }
                 if (Thread.interrupted()) {
-                    throw new InterruptedException();
+                    throw new InterruptedException("interrupted while waiting for an outbox notification");
                 }
                 return;
             } catch (SQLException e) {
+                closeListener(); // its state is unknown after a failed read
+                if (Thread.interrupted() || interruption(e)) {
+                    // pgjdbc reports a read cut short by an interrupt as "Something unusual has occurred": a stop
+                    throw new InterruptedException("interrupted while waiting for an outbox notification");
+                }
                 if (!listenFailedLogged) {
                     LOG.warn("outbox LISTEN on {} failed ({}); polling every {} ms until it works again", channel,
                             e.getMessage(), millis);
                     listenFailedLogged = true;
                 }
-                closeListener();
             }
         }
         Thread.sleep(millis);
+    }
+
+    private static boolean interruption(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException
+                    || t instanceof java.nio.channels.ClosedByInterruptException) {
+                return !(t instanceof java.net.SocketTimeoutException);
+            }
+        }
+        return false;
     }
 
     private PGConnection listen() throws SQLException {

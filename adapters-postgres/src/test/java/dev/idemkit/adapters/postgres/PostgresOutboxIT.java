@@ -119,6 +119,45 @@ class PostgresOutboxIT {
     }
 
 
+    /**
+     * The relay's close() interrupts a loop waiting here: that is a stop, not a failed LISTEN. Before, pgjdbc's interrupted
+     * read surfaced as "Something unusual has occurred" and every relay close logged a WARN that LISTEN had failed.
+     */
+    @Test
+    void anInterruptedWaitEndsAtOnceWithoutAWarningAndTheNextWaitIsStillWokenByACommit() throws Exception {
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> log =
+                new ch.qos.logback.core.read.ListAppender<>();
+        log.start();
+        ch.qos.logback.classic.Logger listenerLog =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(OutboxListener.class);
+        listenerLog.addAppender(log);
+        try {
+            store.awaitAppend(Duration.ofMillis(10)); // LISTEN is in place from here on
+            java.util.concurrent.atomic.AtomicReference<Throwable> ended = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    store.awaitAppend(Duration.ofSeconds(60));
+                    ended.set(new AssertionError("returned normally"));
+                } catch (Throwable e) {
+                    ended.set(e);
+                }
+            });
+            waiter.start();
+            Thread.sleep(300); // waiting in the LISTEN connection's read
+            long t0 = System.nanoTime();
+            waiter.interrupt();
+            waiter.join(10_000);
+            assertThat(waiter.isAlive()).as("the interrupted wait ended").isFalse();
+            assertThat((System.nanoTime() - t0) / 1_000_000).as("at once, not after its 60 s").isLessThan(5_000);
+            assertThat(ended.get()).isInstanceOf(InterruptedException.class);
+            assertThat(log.list).as("nothing at WARN or above").noneMatch(e -> e.getLevel().isGreaterOrEqual(
+                    ch.qos.logback.classic.Level.WARN));
+            aCommitWakesAWaitingRelayLongBeforeItsPollInterval();
+        } finally {
+            listenerLog.detachAppender(log);
+        }
+    }
+
     @Test
     void theWaitingListenerTakesNoConnectionFromThePool() throws Exception {
         // a pool of two (Flyway needs two to start), one of them held by another unit of work all along
