@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
+import dev.idemkit.benchmarks.CpuMeter;
 
 /**
  * The outbox benchmark (issue 16; NOT part of {@code mvn verify}), everything against the same PostgreSQL and RabbitMQ in
@@ -38,7 +39,9 @@ import java.util.function.UnaryOperator;
  *       (target: at most 10 % fewer transactions per second);
  *   <li>relay throughput: {@code bench.rows} committed rows drained by the relay, against a raw amqp-client confirmed
  *       publish of the same messages (one channel, confirms awaited per 200) and the transport's own {@code publish}
- *       from 8 threads (target: relay at least 0.7 x raw);
+ *       from 8 threads (target: relay at least 0.7 x raw), and a raw publish keeping one message in flight per key over
+ *       64 keys (what key window 1 allows without a database); per path also the CPU per message of the broker,
+ *       PostgreSQL and this JVM ({@link CpuMeter}), and how many cores were busy;
  *   <li>latency from commit to the consumer, p50 and p99, one row every 10 ms and one every 300 ms, waking on
  *       LISTEN/NOTIFY (as shipped) against polling every 100 ms (the same relay on the same store without its LISTEN).
  * </ol>
@@ -59,6 +62,7 @@ public final class OutboxBenchmark {
     private final TestDatabase pg;
     private static final dev.idemkit.domain.Fingerprint FINGERPRINT = dev.idemkit.domain.Fingerprint.of(BODY);
     private final PostgresOutbox outbox;
+    private final RelayDrain drain;
     private final PostgresInboxStore inbox;
     private final RabbitMessageTransport transport;
     private final Connection amqp;
@@ -68,6 +72,7 @@ public final class OutboxBenchmark {
     private OutboxBenchmark(TestDatabase pg) throws Exception {
         this.pg = pg;
         this.outbox = new PostgresOutbox(pg.db());
+        this.drain = new RelayDrain(pg.db());
         this.inbox = new PostgresInboxStore(pg.db());
         this.transport = new RabbitMessageTransport(RabbitSettings.fromEnvironment(), Clock.system(), "idemkit-bench-outbox");
         ConnectionFactory f = new ConnectionFactory();
@@ -144,31 +149,44 @@ public final class OutboxBenchmark {
     private void relayThroughput() throws Exception {
         System.out.println();
         System.out.println("== 2. relay throughput, " + ROWS + " rows committed, then drained by the relay's loops as serve"
-                + " runs them (" + OutboxRelay.Settings.defaults().passes() + " passes of up to "
-                + OutboxRelay.Settings.defaults().batch() + " rows at once) (target: relay >= 0.7 x raw confirmed publish)");
+                + " runs them (" + settings().passes() + " passes of up to "
+                + settings().batch() + " rows at once) (target: relay >= 0.7 x raw confirmed publish)");
         int threads = Integer.getInteger("bench.publishThreads", 8);
         int window = Integer.getInteger("bench.keyWindow", 8);
         // interleaved, twice, so that drift of this machine between seconds shows in the spread, not as a ratio
         rawPublish(queue("raw-warm-up")); // the client's and the broker's first run is slower (JIT, a new queue process)
         transportPublishAsync(queue("async-warm-up"), threads);
+        relayDrain(queue("relay-warm-up"), ROWS, 1); // the relay's own first run too (JIT, the statements' plans)
         List<double[]> rounds = new ArrayList<>();
+        List<CpuMeter.Spent[]> cpu = new ArrayList<>();
         for (int round = 0; round < 2; round++) {
-            rounds.add(new double[] {
-                rawPublish(queue("raw-" + round)),
-                transportPublish(queue("transport-" + round), threads),
-                transportPublishAsync(queue("async-" + round), threads),
-                relayDrain(queue("relay-keys-" + round), ROWS, 1),
-                relayDrain(queue("relay-64-" + round), 64, 1),
-                relayDrain(queue("relay-64w-" + round), 64, window)});
+            int r = round;
+            List<java.util.concurrent.Callable<Double>> paths = List.of(
+                    () -> rawPublish(queue("raw-" + r)),
+                    () -> rawPublishPerKey(queue("raw-64-" + r), 64),
+                    () -> transportPublish(queue("transport-" + r), threads),
+                    () -> transportPublishAsync(queue("async-" + r), threads),
+                    () -> relayDrain(queue("relay-keys-" + r), ROWS, 1),
+                    () -> relayDrain(queue("relay-64-" + r), 64, 1),
+                    () -> relayDrain(queue("relay-64w-" + r), 64, window));
+            double[] rates = new double[paths.size()];
+            CpuMeter.Spent[] spent = new CpuMeter.Spent[paths.size()];
+            for (int i = 0; i < paths.size(); i++) {
+                rates[i] = paths.get(i).call();
+                spent[i] = lastCpu; // measured by the path itself, over what its rate counts
+            }
+            rounds.add(rates);
+            cpu.add(spent);
         }
         String[] paths = {
             "raw amqp-client, one channel, confirms awaited per 200",
+            "raw amqp-client, 64 keys, a key's next message after its confirm (no database)",
             "the transport's publish (one confirm awaited per call), " + threads + " threads",
             "the transport's publishAsync, " + threads + " threads, " + (200 / threads) + " in flight each",
             "the outbox relay as shipped, every row its own key",
             "the outbox relay as shipped, 64 keys (key window 1: a key's next row after its confirm)",
             "the outbox relay, 64 keys, key window " + window + " (opt-in: withKeyWindow)"};
-        double[] targets = {0, 0, 0.8, 0.5, 0.7, 0.7};
+        double[] targets = {0, 0, 0, 0.8, 0.5, 0.7, 0.7};
         System.out.println("| path | msg/s, run 1 / run 2 | x raw of the same round |");
         System.out.println("|---|---|---|");
         for (int i = 0; i < paths.length; i++) {
@@ -177,6 +195,74 @@ public final class OutboxBenchmark {
             System.out.printf(Locale.ROOT, "| %s | %,.0f / %,.0f | %.2f / %.2f %s |%n", paths[i], rounds.get(0)[i],
                     rounds.get(1)[i], r1, r2, targets[i] == 0 ? ""
                     : "(target " + targets[i] + ": " + (Math.min(r1, r2) >= targets[i] ? "met" : "NOT met") + ")");
+        }
+        if (!CPU.available()) {
+            System.out.println("(no /proc here: CPU per message not measured)");
+            return;
+        }
+        System.out.println();
+        System.out.println("CPU per message (run 2; broker = beam.smp, postgres = all its processes, JVM = this benchmark's,"
+                + " relay included), of " + Runtime.getRuntime().availableProcessors() + " cores:");
+        System.out.println("| path | CPU µs per message: broker / postgres / JVM | all | cores busy |");
+        System.out.println("|---|---|---|---|");
+        for (int i = 0; i < paths.length; i++) {
+            CpuMeter.Spent s = cpu.get(1)[i];
+            System.out.printf(Locale.ROOT, "| %s | %s | %.0f µs | %.2f |%n", paths[i], s.perMessage(), s.microsPerMessage(),
+                    s.coresBusy());
+        }
+    }
+
+    private static final CpuMeter CPU = new CpuMeter();
+    private CpuMeter.Spent lastCpu;
+
+    /**
+     * The ceiling of key window 1 without a database: {@code keys} keys, one confirmed publish in flight per key, a key's
+     * next message written as soon as its confirm arrives, one writer thread (the relay's shape, minus the store).
+     */
+    private double rawPublishPerKey(String queue, int keys) throws Exception {
+        try (Channel ch = amqp.createChannel()) {
+            ch.confirmSelect();
+            java.util.concurrent.ConcurrentSkipListMap<Long, Integer> outstanding = new java.util.concurrent.ConcurrentSkipListMap<>();
+            java.util.concurrent.BlockingQueue<Integer> ready = new java.util.concurrent.LinkedBlockingQueue<>();
+            AtomicBoolean nacked = new AtomicBoolean();
+            ch.addConfirmListener((seq, multiple) -> confirmed(outstanding, ready, seq, multiple),
+                    (seq, multiple) -> {
+                        nacked.set(true);
+                        confirmed(outstanding, ready, seq, multiple);
+                    });
+            for (int k = 0; k < keys; k++) {
+                ready.add(k);
+            }
+            long t0 = System.nanoTime();
+            CpuMeter.Reading cpu0 = CPU.read();
+            int written = 0;
+            while (written < ROWS || !outstanding.isEmpty()) {
+                Integer key = ready.poll(30, TimeUnit.SECONDS); // a key whose previous message was confirmed
+                if (key == null) {
+                    throw new IllegalStateException("no confirm within 30 s");
+                }
+                if (written < ROWS) {
+                    outstanding.put(ch.getNextPublishSeqNo(), key);
+                    ch.basicPublish("", queue, true, new AMQP.BasicProperties.Builder()
+                            .messageId(UUID.randomUUID().toString()).deliveryMode(2).build(), BODY);
+                    written++;
+                }
+            }
+            if (nacked.get()) {
+                throw new IllegalStateException("the broker nacked a publish");
+            }
+            lastCpu = CPU.read().since(cpu0, ROWS);
+            return ROWS / ((System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    private static void confirmed(java.util.concurrent.ConcurrentSkipListMap<Long, Integer> outstanding,
+            java.util.concurrent.BlockingQueue<Integer> ready, long seq, boolean multiple) {
+        java.util.Map<Long, Integer> done = multiple ? outstanding.headMap(seq, true) : outstanding.subMap(seq, true, seq, true);
+        for (Map.Entry<Long, Integer> e : new ArrayList<>(done.entrySet())) {
+            if (outstanding.remove(e.getKey()) != null) {
+                ready.add(e.getValue());
+            }
         }
     }
 
@@ -250,6 +336,7 @@ public final class OutboxBenchmark {
         try (Channel ch = amqp.createChannel()) {
             ch.confirmSelect();
             long t0 = System.nanoTime();
+            CpuMeter.Reading cpu0 = CPU.read();
             for (int i = 0; i < ROWS; i++) {
                 ch.basicPublish("", queue, true, new AMQP.BasicProperties.Builder().messageId(UUID.randomUUID().toString())
                         .deliveryMode(2).build(), BODY);
@@ -258,6 +345,7 @@ public final class OutboxBenchmark {
                 }
             }
             ch.waitForConfirmsOrDie(30_000);
+            lastCpu = CPU.read().since(cpu0, ROWS);
             return ROWS / ((System.nanoTime() - t0) / 1e9);
         }
     }
@@ -266,6 +354,7 @@ public final class OutboxBenchmark {
         AtomicLong next = new AtomicLong();
         Thread[] threads = new Thread[count];
         long t0 = System.nanoTime();
+        CpuMeter.Reading cpu0 = CPU.read();
         for (int t = 0; t < threads.length; t++) {
             threads[t] = new Thread(() -> {
                 while (next.getAndIncrement() < ROWS) {
@@ -277,6 +366,7 @@ public final class OutboxBenchmark {
         for (Thread t : threads) {
             t.join();
         }
+        lastCpu = CPU.read().since(cpu0, ROWS);
         return ROWS / ((System.nanoTime() - t0) / 1e9);
     }
 
@@ -287,6 +377,7 @@ public final class OutboxBenchmark {
         Thread[] threads = new Thread[count];
         List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
         long t0 = System.nanoTime();
+        CpuMeter.Reading cpu0 = CPU.read();
         for (int t = 0; t < threads.length; t++) {
             threads[t] = new Thread(() -> {
                 java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(window);
@@ -310,49 +401,23 @@ public final class OutboxBenchmark {
         if (!errors.isEmpty()) {
             throw new IllegalStateException("a publish failed", errors.get(0));
         }
+        lastCpu = CPU.read().since(cpu0, ROWS);
         return ROWS / ((System.nanoTime() - t0) / 1e9);
     }
 
     private double relayDrain(String queue, int keys, int keyWindow) throws Exception {
-        for (int done = 0; done < ROWS; done += 500) {
-            int from = done;
-            pg.db().inTransaction(w -> {
-                List<OutboxMessage> batch = new ArrayList<>();
-                for (int i = from; i < Math.min(ROWS, from + 500); i++) {
-                    batch.add(OutboxMessage.of(queue, "key-" + (i % keys), BODY));
-                }
-                return outbox.appendAll(w, batch);
-            });
-        }
-        PostgresOutboxStore store = new PostgresOutboxStore(pg.db());
-        Timed timed = new Timed(store);
-        try (OutboxRelay relay = relay(timed, keyWindow)) {
-            long t0 = System.nanoTime();
-            relay.start(); // its loops, as serve runs them
-            while (store.stats(Instant.now()).pending() > 0) {
-                Thread.sleep(5);
-            }
-            double rate = ROWS / ((System.nanoTime() - t0) / 1e9);
-            System.out.printf(Locale.ROOT, "  (relay, %d keys, key window %d: %d passes, %.0f %% of pass time publishing,"
-                    + " the rest in the store's statements and commit)%n", keys, keyWindow, timed.passes.get(),
-                    100.0 * timed.publishing.get() / Math.max(1, timed.total.get()));
-            return rate;
-        } finally {
-            store.close();
-            pg.execute("DELETE FROM outbox_messages");
-        }
+        RelayDrain.Result r = drain.drain(transport, queue, ROWS, keys, settings().withKeyWindow(keyWindow));
+        lastCpu = r.cpu();
+        System.out.printf(Locale.ROOT, "  (relay, %d keys, key window %d: %d passes, %.0f %% of pass time publishing,"
+                + " the rest in the store's statements and commit)%n", keys, keyWindow, r.passes(), 100 * r.publishingShare());
+        return r.rate();
     }
 
-    private OutboxRelay relay(OutboxStore store, int keyWindow) {
-        SplittableRandom random = new SplittableRandom();
-        return new OutboxRelay(store, transport, UnaryOperator.identity(), OutboxRelay.Settings.defaults().withKeyWindow(keyWindow)
-                .withPasses(Integer.getInteger("bench.passes", OutboxRelay.Settings.defaults().passes()))
-                .withBatch(Integer.getInteger("bench.batch", OutboxRelay.Settings.defaults().batch()))
-                .withParallelism(Integer.getInteger("bench.parallelism", OutboxRelay.Settings.defaults().parallelism())), () -> {
-            synchronized (random) {
-                return random.nextDouble();
-            }
-        }, Clock.system(), OutboxEvents.none());
+    /** The shipped defaults, with the benchmark's overrides ({@code bench.passes}, {@code bench.batch}, {@code bench.parallelism}). */
+    static OutboxRelay.Settings settings() {
+        OutboxRelay.Settings d = OutboxRelay.Settings.defaults();
+        return d.withPasses(Integer.getInteger("bench.passes", d.passes())).withBatch(Integer.getInteger("bench.batch", d.batch()))
+                .withParallelism(Integer.getInteger("bench.parallelism", d.parallelism()));
     }
 
     private void latency(String traffic, int rows, long everyMillis, String name, boolean listen) throws Exception {
@@ -393,35 +458,6 @@ public final class OutboxBenchmark {
         long[] sorted = Arrays.stream(latencies).filter(l -> l > 0).sorted().toArray();
         System.out.printf(Locale.ROOT, "| %s | %s | %.1f | %.1f | %.1f |%n", traffic, name, sorted[sorted.length / 2] / 1e6,
                 sorted[(int) (sorted.length * 0.99)] / 1e6, sorted[sorted.length - 1] / 1e6);
-    }
-
-    /** The shipped store, timing each pass and the part of it spent publishing (inside the relay's publisher). */
-    private static final class Timed extends dev.idemkit.ports.forwarding.ForwardingOutboxStore {
-        final AtomicLong total = new AtomicLong();
-        final AtomicLong publishing = new AtomicLong();
-        final AtomicLong passes = new AtomicLong();
-
-        Timed(OutboxStore store) {
-            super(store);
-        }
-
-        @Override
-        public int relay(int max, Instant now, Publisher publisher) {
-            long t0 = System.nanoTime();
-            int n = delegate().relay(max, now, runs -> {
-                long p0 = System.nanoTime();
-                try {
-                    return publisher.publish(runs);
-                } finally {
-                    publishing.addAndGet(System.nanoTime() - p0);
-                }
-            });
-            if (n > 0) {
-                total.addAndGet(System.nanoTime() - t0);
-                passes.incrementAndGet();
-            }
-            return n;
-        }
     }
 
     /** The shipped store without its LISTEN: waits the poll interval between empty passes, as a polling relay does. */

@@ -55,6 +55,9 @@ public final class SqsThroughputBenchmark {
             lines.add(String.format(Locale.ROOT, "%d messages per case, whole run %.0f s", MESSAGES,
                     (System.nanoTime() - began) / 1e9));
             lines.addAll(publishPaths(sqs));
+            if (Boolean.parseBoolean(System.getProperty("sqs.bench.relay", "true"))) {
+                lines.addAll(relayPaths(sqs));
+            }
             lines.forEach(System.out::println);
         }
     }
@@ -79,6 +82,50 @@ public final class SqsThroughputBenchmark {
             }
         }
         return out;
+    }
+
+    /**
+     * The outbox relay as shipped on this transport (PostgreSQL outbox, {@code OutboxRelay} defaults, publishAsync), every
+     * row its own key and 64 keys, against publishBatch (SendMessageBatch of 10) and publishAsync from one thread in the
+     * same round, 2 rounds interleaved after a warm-up; needs PostgreSQL (a schema of its own, dropped at the end).
+     */
+    private static List<String> relayPaths(EmbeddedSqs sqs) {
+        int n = Integer.getInteger("sqs.bench.publishes", 5_000);
+        List<String> out = new ArrayList<>();
+        out.add(String.format(Locale.ROOT, "outbox relay on SQS, %d rows each, x = / publishBatch of the same round", n));
+        try (SqsMessageTransport transport = new SqsMessageTransport(sqs.settings())) {
+            dev.idemkit.adapters.postgres.RelayDrain.onTestDatabase(drain -> {
+                try {
+                    relayRate(drain, transport, n, n); // warm-up: the relay's first run (JIT, the statements' plans)
+                    for (int round = 1; round <= 2; round++) {
+                        double batch = publishRate(transport, n, "batch");
+                        double async = publishRate(transport, n, "async");
+                        double ownKeys = relayRate(drain, transport, n, n);
+                        double keys64 = relayRate(drain, transport, n, 64);
+                        out.add(String.format(Locale.ROOT, "round %d: publishBatch 1 thread %,.0f/s | publishAsync 1 thread"
+                                + " %,.0f/s (%.2fx) | relay, every row its own key %,.0f/s (%.2fx) | relay, 64 keys %,.0f/s"
+                                + " (%.2fx)", round, batch, async, async / batch, ownKeys, ownKeys / batch, keys64,
+                                keys64 / batch));
+                    }
+                    return null;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            });
+        }
+        return out;
+    }
+
+    private static double relayRate(dev.idemkit.adapters.postgres.RelayDrain drain, SqsMessageTransport transport, int n,
+            int keys) throws InterruptedException {
+        String queue = EmbeddedSqs.uniqueName("bench-relay");
+        transport.publish(queue, OutgoingMessage.of("warm", bytes("warm"))); // creates the queues
+        try {
+            return drain.drain(transport, queue, n, keys, dev.idemkit.ports.service.OutboxRelay.Settings.defaults()).rate();
+        } finally {
+            transport.deleteQueues(queue);
+        }
     }
 
     private static double publishRate(SqsMessageTransport transport, int n, String how) {

@@ -1,0 +1,123 @@
+package dev.idemkit.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * CPU time spent by the processes a benchmark runs against, from {@code /proc} (Linux only; elsewhere every reading is
+ * zero and {@link #available()} says so): the broker ({@code beam.smp}), PostgreSQL (every {@code postgres} process:
+ * the backends, the WAL writer, the checkpointer) and this JVM. A path's CPU per message, beside its throughput, says
+ * whether a ratio is bound by the machine's cores (both cores busy, the cost per message higher) or by waiting (cores
+ * idle): the profile a target that is not met has to show.
+ */
+public final class CpuMeter {
+    /** Clock ticks per second of {@code /proc/PID/stat}'s utime and stime (USER_HZ: 100 on Linux). */
+    private static final double TICKS_PER_SECOND = 100.0;
+    private static final String[] GROUPS = {"broker", "postgres", "benchmark JVM"};
+
+    private final long selfPid = ProcessHandle.current().pid();
+
+    /** CPU seconds per process group since boot, and the wall clock at the reading. */
+    public record Reading(Map<String, Double> seconds, long nanoTime) {
+        /** What was spent between {@code earlier} and this reading, per {@code messages}. */
+        public Spent since(Reading earlier, long messages) {
+            Map<String, Double> used = new LinkedHashMap<>();
+            for (String g : GROUPS) {
+                used.put(g, seconds.getOrDefault(g, 0.0) - earlier.seconds.getOrDefault(g, 0.0));
+            }
+            return new Spent(used, (nanoTime - earlier.nanoTime) / 1e9, messages);
+        }
+    }
+
+    /** CPU seconds per group over {@code wallSeconds} for {@code messages}. */
+    public record Spent(Map<String, Double> seconds, double wallSeconds, long messages) {
+        public double total() {
+            return seconds.values().stream().mapToDouble(Double::doubleValue).sum();
+        }
+
+        /** Microseconds of CPU per message, all groups. */
+        public double microsPerMessage() {
+            return total() * 1e6 / Math.max(1, messages);
+        }
+
+        /** Cores busy on average (of the machine's {@code Runtime.availableProcessors()}). */
+        public double coresBusy() {
+            return total() / Math.max(1e-9, wallSeconds);
+        }
+
+        /** "broker 21 / postgres 9 / JVM 14 µs", CPU per message by group. */
+        public String perMessage() {
+            StringBuilder b = new StringBuilder();
+            for (Map.Entry<String, Double> e : seconds.entrySet()) {
+                if (b.length() > 0) {
+                    b.append(" / ");
+                }
+                b.append(e.getKey().replace("benchmark ", "")).append(' ')
+                        .append(String.format(Locale.ROOT, "%.0f", e.getValue() * 1e6 / Math.max(1, messages)));
+            }
+            return b.append(" µs").toString();
+        }
+    }
+
+    public boolean available() {
+        return Files.isReadable(Path.of("/proc/self/stat"));
+    }
+
+    public Reading read() {
+        Map<String, Double> seconds = new LinkedHashMap<>();
+        for (String g : GROUPS) {
+            seconds.put(g, 0.0);
+        }
+        if (available()) {
+            try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+                procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).forEach(p -> {
+                    String group = group(p);
+                    if (group != null) {
+                        seconds.merge(group, ticks(p) / TICKS_PER_SECOND, Double::sum);
+                    }
+                });
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot list /proc", e);
+            }
+        }
+        return new Reading(seconds, System.nanoTime());
+    }
+
+    private String group(Path proc) {
+        if (Long.parseLong(proc.getFileName().toString()) == selfPid) {
+            return "benchmark JVM";
+        }
+        String comm = comm(proc);
+        if (comm == null) {
+            return null;
+        }
+        if (comm.equals("beam.smp")) {
+            return "broker";
+        }
+        return comm.startsWith("postgres") ? "postgres" : null;
+    }
+
+    private static String comm(Path proc) {
+        try {
+            return Files.readString(proc.resolve("comm")).strip();
+        } catch (IOException e) {
+            return null; // the process exited
+        }
+    }
+
+    /** utime + stime of the process (fields 14 and 15 of its stat line, after the command in parentheses). */
+    private static long ticks(Path proc) {
+        try {
+            String stat = Files.readString(proc.resolve("stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        } catch (IOException | RuntimeException e) {
+            return 0; // the process exited between the listing and the reading
+        }
+    }
+}
