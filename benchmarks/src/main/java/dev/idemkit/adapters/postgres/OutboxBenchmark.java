@@ -118,6 +118,14 @@ public final class OutboxBenchmark {
             latency("one row every 10 ms", LATENCY_ROWS, 10, "polling every 100 ms", false);
             latency("one row every 300 ms", LATENCY_ROWS / 10, 300, "LISTEN/NOTIFY (shipped), poll 1 s as fallback", true);
             latency("one row every 300 ms", LATENCY_ROWS / 10, 300, "polling every 100 ms", false);
+            rawLatency(LATENCY_ROWS, 10);
+            rawLatency(LATENCY_ROWS / 10, 300);
+            System.out.println();
+            System.out.println("Where it goes, p50 / p99 ms: commit -> the pass that takes the row begins (wake-up, or the"
+                    + " pass before it ending); the pass's statements before publishing; publish -> the consumer has it");
+            System.out.println("| traffic | wake-up | commit -> pass begins | pass's statements | publish -> consumer |");
+            System.out.println("|---|---|---|---|---|");
+            steps.forEach(System.out::println);
         }
     }
 
@@ -423,19 +431,22 @@ public final class OutboxBenchmark {
     private void latency(String traffic, int rows, long everyMillis, String name, boolean listen) throws Exception {
         String queue = queue((listen ? "listen-" : "poll-") + everyMillis);
         Map<String, Long> committedAt = new ConcurrentHashMap<>();
+        Map<String, Long> consumedAt = new ConcurrentHashMap<>();
         long[] latencies = new long[rows];
         AtomicLong seen = new AtomicLong();
         Channel ch = amqp.createChannel();
         ch.basicConsume(queue, true, (t, d) -> {
             long now = System.nanoTime();
-            Long at = committedAt.get(d.getProperties().getMessageId());
+            String id = d.getProperties().getMessageId();
+            consumedAt.put(id, now);
+            Long at = committedAt.get(id);
             int i = (int) seen.getAndIncrement();
             if (at != null && i < latencies.length) {
                 latencies[i] = now - at;
             }
         }, t -> { });
         PostgresOutboxStore store = new PostgresOutboxStore(pg.db());
-        OutboxStore used = listen ? store : new Polling(store);
+        Steps used = new Steps(listen ? store : new Polling(store));
         try (OutboxRelay relay = new OutboxRelay(used, transport, UnaryOperator.identity(), OutboxRelay.Settings.defaults()
                 .withPollInterval(listen ? Duration.ofSeconds(1) : Duration.ofMillis(100)), () -> 0.5, Clock.system(),
                 OutboxEvents.none())) {
@@ -458,6 +469,90 @@ public final class OutboxBenchmark {
         long[] sorted = Arrays.stream(latencies).filter(l -> l > 0).sorted().toArray();
         System.out.printf(Locale.ROOT, "| %s | %s | %.1f | %.1f | %.1f |%n", traffic, name, sorted[sorted.length / 2] / 1e6,
                 sorted[(int) (sorted.length * 0.99)] / 1e6, sorted[sorted.length - 1] / 1e6);
+        steps.add(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s |", traffic, name,
+                step(committedAt, used.passStartedAt), step(used.passStartedAt, used.publishCalledAt),
+                step(used.publishCalledAt, consumedAt)));
+    }
+
+    /**
+     * The floor under case 3 on this machine: amqp-client publishing the same persistent message (no database, no relay)
+     * every {@code everyMillis}, one at a time with its confirm awaited, to a consumer in this JVM; from the publish call
+     * to the consumer.
+     */
+    private void rawLatency(int rows, long everyMillis) throws Exception {
+        String queue = queue("raw-latency-" + everyMillis);
+        long[] latencies = new long[rows];
+        Map<String, Long> publishedAt = new ConcurrentHashMap<>();
+        AtomicLong seen = new AtomicLong();
+        try (Channel consumer = amqp.createChannel(); Channel publisher = amqp.createChannel()) {
+            consumer.basicConsume(queue, true, (t, d) -> {
+                long now = System.nanoTime();
+                Long at = publishedAt.get(d.getProperties().getMessageId());
+                int i = (int) seen.getAndIncrement();
+                if (at != null && i < latencies.length) {
+                    latencies[i] = now - at;
+                }
+            }, t -> { });
+            publisher.confirmSelect();
+            for (int i = 0; i < rows; i++) {
+                String id = UUID.randomUUID().toString();
+                publishedAt.put(id, System.nanoTime());
+                publisher.basicPublish("", queue, true, new AMQP.BasicProperties.Builder().messageId(id).deliveryMode(2)
+                        .build(), BODY);
+                publisher.waitForConfirmsOrDie(10_000);
+                Thread.sleep(everyMillis);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (seen.get() < rows && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+        }
+        long[] sorted = Arrays.stream(latencies).filter(l -> l > 0).sorted().toArray();
+        System.out.printf(Locale.ROOT, "| one message every %d ms | raw amqp-client publish -> consumer, no database (the"
+                + " floor) | %.1f | %.1f | %.1f |%n", everyMillis, sorted[sorted.length / 2] / 1e6,
+                sorted[(int) (sorted.length * 0.99)] / 1e6, sorted[sorted.length - 1] / 1e6);
+    }
+
+    /** Where commit -> consumer goes, one line per latency case (printed after the cases). */
+    private final List<String> steps = new ArrayList<>();
+
+    /** p50 / p99 in ms of {@code to - from} over the ids in both. */
+    private static String step(Map<String, Long> from, Map<String, Long> to) {
+        long[] d = from.entrySet().stream().filter(e -> to.containsKey(e.getKey()))
+                .mapToLong(e -> to.get(e.getKey()) - e.getValue()).sorted().toArray();
+        if (d.length == 0) {
+            return "-";
+        }
+        return String.format(Locale.ROOT, "%.1f / %.1f", d[d.length / 2] / 1e6, d[(int) (d.length * 0.99)] / 1e6);
+    }
+
+    /**
+     * The store as shipped, noting per row when the pass that handed it out began and when the relay's publisher got
+     * it (the pass's statements ran in between). A row that went out in a later pass (not handed out the first time)
+     * keeps its last pass's times.
+     */
+    private static final class Steps extends dev.idemkit.ports.forwarding.ForwardingOutboxStore {
+        final Map<String, Long> passStartedAt = new ConcurrentHashMap<>();
+        final Map<String, Long> publishCalledAt = new ConcurrentHashMap<>();
+
+        Steps(OutboxStore store) {
+            super(store);
+        }
+
+        @Override
+        public int relay(int max, Instant now, Publisher publisher) {
+            long started = System.nanoTime();
+            return delegate().relay(max, now, runs -> {
+                long called = System.nanoTime();
+                for (List<dev.idemkit.ports.out.OutboxRow> run : runs) {
+                    for (dev.idemkit.ports.out.OutboxRow row : run) {
+                        passStartedAt.put(row.id(), started);
+                        publishCalledAt.put(row.id(), called);
+                    }
+                }
+                return publisher.publish(runs);
+            });
+        }
     }
 
     /** The shipped store without its LISTEN: waits the poll interval between empty passes, as a polling relay does. */
