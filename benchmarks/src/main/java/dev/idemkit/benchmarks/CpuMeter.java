@@ -22,20 +22,28 @@ public final class CpuMeter {
 
     private final long selfPid = ProcessHandle.current().pid();
 
-    /** CPU seconds per process group since boot, and the wall clock at the reading. */
-    public record Reading(Map<String, Double> seconds, long nanoTime) {
+    /**
+     * CPU seconds per process group since boot, the whole machine's busy CPU seconds (every process, the kernel's
+     * interrupts and network processing included), and the wall clock at the reading.
+     */
+    public record Reading(Map<String, Double> seconds, double machineBusy, long nanoTime) {
         /** What was spent between {@code earlier} and this reading, per {@code messages}. */
         public Spent since(Reading earlier, long messages) {
             Map<String, Double> used = new LinkedHashMap<>();
             for (String g : GROUPS) {
                 used.put(g, seconds.getOrDefault(g, 0.0) - earlier.seconds.getOrDefault(g, 0.0));
             }
-            return new Spent(used, (nanoTime - earlier.nanoTime) / 1e9, messages);
+            return new Spent(used, machineBusy - earlier.machineBusy, (nanoTime - earlier.nanoTime) / 1e9, messages);
         }
     }
 
-    /** CPU seconds per group over {@code wallSeconds} for {@code messages}. */
-    public record Spent(Map<String, Double> seconds, double wallSeconds, long messages) {
+    /** CPU seconds per group and of the whole machine over {@code wallSeconds} for {@code messages}. */
+    public record Spent(Map<String, Double> seconds, double machineSeconds, double wallSeconds, long messages) {
+        /** Cores the whole machine kept busy on average: near the core count, the machine was the bound. */
+        public double machineCoresBusy() {
+            return machineSeconds / Math.max(1e-9, wallSeconds);
+        }
+
         public double total() {
             return seconds.values().stream().mapToDouble(Double::doubleValue).sum();
         }
@@ -85,7 +93,24 @@ public final class CpuMeter {
                 throw new IllegalStateException("cannot list /proc", e);
             }
         }
-        return new Reading(seconds, System.nanoTime());
+        return new Reading(seconds, machineBusy(), System.nanoTime());
+    }
+
+    /** Busy CPU seconds of the whole machine since boot: {@code /proc/stat}'s cpu line less idle and iowait. */
+    private double machineBusy() {
+        if (!available()) {
+            return 0;
+        }
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long all = 0;
+            for (int i = 1; i < Math.min(f.length, 9); i++) { // user nice system idle iowait irq softirq steal
+                all += Long.parseLong(f[i]);
+            }
+            return (all - Long.parseLong(f[4]) - Long.parseLong(f[5])) / TICKS_PER_SECOND;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     private String group(Path proc) {
