@@ -107,7 +107,11 @@ public final class KafkaBenchmark {
                 lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8.2f", "idempotent producer (acks=all)", idempotent,
                         idempotent / plain));
                 lines.add(String.format(Locale.ROOT, "end to end credits exact: %s; %,d records per consume case, %,d"
-                        + " end to end; whole run %.0f s", exact, RECORDS, E2E, (System.nanoTime() - began) / 1e9));
+                        + " end to end", exact, RECORDS, E2E));
+                if (Boolean.parseBoolean(System.getProperty("bench.kafka.relay", "true"))) {
+                    lines.addAll(relay(broker, kafka));
+                }
+                lines.add(String.format(Locale.ROOT, "whole run %.0f s", (System.nanoTime() - began) / 1e9));
             }
         } finally {
             broker.close();
@@ -115,6 +119,52 @@ public final class KafkaBenchmark {
         }
         lines.forEach(System.out::println);
         System.exit(0); // the assembly's and the clients' non-daemon threads
+    }
+
+    /**
+     * 4. The outbox relay as shipped on Kafka ({@code dev.idemkit.adapters.postgres.RelayDrain}: PostgreSQL outbox, the
+     * relay's defaults, the app's Kafka transport), every row its own key and 64 keys, against the plain and the
+     * idempotent producer with the same number of records, 2 rounds interleaved after a warm-up.
+     */
+    private static List<String> relay(KafkaBroker broker, MessageTransport kafka) {
+        int n = Integer.getInteger("bench.kafka.relayRows", 20_000);
+        List<String> out = new ArrayList<>();
+        out.add(String.format(Locale.ROOT, "outbox relay on Kafka, %,d rows each, x = / plain producer of the same round", n));
+        dev.idemkit.adapters.postgres.RelayDrain.onTestDatabase(drain -> {
+            try {
+                relayRate(drain, broker, kafka, n, n); // warm-up: the relay's first run (JIT, the statements' plans)
+                for (int round = 1; round <= 2; round++) {
+                    double plain = produce(broker, "bench-relay-plain-" + round, n, false);
+                    double idempotent = produce(broker, "bench-relay-idem-" + round, n, true);
+                    double ownKeys = relayRate(drain, broker, kafka, n, n);
+                    double keys64 = relayRate(drain, broker, kafka, n, 64);
+                    out.add(String.format(Locale.ROOT, "round %d: plain producer %,.0f/s | idempotent producer %,.0f/s"
+                            + " (%.2fx) | relay, every row its own key %,.0f/s (%.2fx) | relay, 64 keys %,.0f/s (%.2fx)",
+                            round, plain, idempotent, idempotent / plain, ownKeys, ownKeys / plain, keys64, keys64 / plain));
+                }
+                return null;
+            } catch (Exception e) {
+                throw new IllegalStateException("the relay on Kafka failed", e);
+            }
+        });
+        return out;
+    }
+
+    private static final java.util.concurrent.atomic.AtomicInteger RELAY_TOPICS = new java.util.concurrent.atomic.AtomicInteger();
+
+    private static double relayRate(dev.idemkit.adapters.postgres.RelayDrain drain, KafkaBroker broker,
+            MessageTransport kafka, int n, int keys) throws Exception {
+        String topic = "bench-relay-" + RELAY_TOPICS.incrementAndGet();
+        createTopic(broker, topic);
+        return drain.drain(kafka, topic, n, keys, dev.idemkit.ports.service.OutboxRelay.Settings.defaults()).rate();
+    }
+
+    private static void createTopic(KafkaBroker broker, String topic) throws Exception {
+        try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers",
+                broker.bootstrapServers()))) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 3, (short) 1))).all()
+                    .get(30, TimeUnit.SECONDS);
+        }
     }
 
     /** Produces {@code n} 100-byte records with a message id, asynchronously; records per second until all acked. */
@@ -125,11 +175,7 @@ public final class KafkaBenchmark {
             p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
             p.put(ProducerConfig.ACKS_CONFIG, "1");
         }
-        try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers",
-                broker.bootstrapServers()))) {
-            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 3, (short) 1))).all()
-                    .get(30, TimeUnit.SECONDS);
-        }
+        createTopic(broker, topic);
         byte[] body = new byte[100];
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(),
                 new ByteArraySerializer())) {
