@@ -156,7 +156,9 @@ public final class KafkaBenchmark {
             MessageTransport kafka, int n, int keys) throws Exception {
         String topic = "bench-relay-" + RELAY_TOPICS.incrementAndGet();
         createTopic(broker, topic);
-        return drain.drain(kafka, topic, n, keys, dev.idemkit.ports.service.OutboxRelay.Settings.defaults()).rate();
+        // -Dbench.kafka.keyWindow=N: the relay's opt-in key window (docs/ARCHITECTURE.md section 9); 1 by default
+        return drain.drain(kafka, topic, n, keys, dev.idemkit.ports.service.OutboxRelay.Settings.defaults()
+                .withKeyWindow(Integer.getInteger("bench.kafka.keyWindow", 1))).rate();
     }
 
     private static void createTopic(KafkaBroker broker, String topic) throws Exception {
