@@ -219,21 +219,43 @@ public final class Tracing {
 
             @Override
             public void publish(String queue, OutgoingMessage message) {
-                Span span = tracer.spanBuilder("publish " + queue).setSpanKind(SpanKind.PRODUCER)
-                        .setParent(propagator.extract(Context.current(), message.headers(), GETTER))
-                        .setAttribute(DESTINATION, queue).setAttribute(OPERATION, "send")
-                        .setAttribute(MESSAGE_ID, printable(message.id())).startSpan();
+                Span span = publishSpan(queue, message);
                 try (Scope ignored = span.makeCurrent()) {
-                    Map<String, String> headers = new HashMap<>(message.headers());
-                    propagator.inject(Context.current(), headers, Map::put);
-                    transport.publish(queue, message.withHeaders(headers));
+                    transport.publish(queue, carrying(message));
                 } catch (RuntimeException e) {
-                    span.recordException(e);
-                    span.setStatus(StatusCode.ERROR);
+                    failed(span, e);
                     throw e;
                 } finally {
                     span.end();
                 }
+            }
+
+            /**
+             * Pipelined, as the transport's own (the outbox relay publishes through here): the span ends when the
+             * confirm, nack or timeout comes.
+             */
+            @Override
+            public java.util.concurrent.CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
+                Span span = publishSpan(queue, message);
+                java.util.concurrent.CompletableFuture<Void> confirm;
+                try (Scope ignored = span.makeCurrent()) {
+                    confirm = transport.publishAsync(queue, carrying(message));
+                } catch (RuntimeException e) {
+                    failed(span, e);
+                    span.end();
+                    throw e;
+                }
+                return confirm.whenComplete((ok, e) -> {
+                    if (e != null) {
+                        failed(span, e);
+                    }
+                    span.end();
+                });
+            }
+
+            @Override
+            public String health() {
+                return transport.health();
             }
 
             @Override
@@ -241,6 +263,25 @@ public final class Tracing {
                 transport.close();
             }
         };
+    }
+
+    private Span publishSpan(String queue, OutgoingMessage message) {
+        return tracer.spanBuilder("publish " + queue).setSpanKind(SpanKind.PRODUCER)
+                .setParent(propagator.extract(Context.current(), message.headers(), GETTER))
+                .setAttribute(DESTINATION, queue).setAttribute(OPERATION, "send")
+                .setAttribute(MESSAGE_ID, printable(message.id())).startSpan();
+    }
+
+    /** The message with the current span's context in its headers. */
+    private OutgoingMessage carrying(OutgoingMessage message) {
+        Map<String, String> headers = new HashMap<>(message.headers());
+        propagator.inject(Context.current(), headers, Map::put);
+        return message.withHeaders(headers);
+    }
+
+    private static void failed(Span span, Throwable e) {
+        span.recordException(e);
+        span.setStatus(StatusCode.ERROR);
     }
 
     /**

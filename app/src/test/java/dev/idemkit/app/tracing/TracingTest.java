@@ -70,6 +70,60 @@ class TracingTest {
                 + publish.getSpanId() + "-");
     }
 
+    /**
+     * serve's outbox relay publishes through this decorator. Before, it had no publishAsync of its own, so the interface's
+     * default published on the caller's thread and waited for each confirm: the relay pipelined nothing in serve.
+     */
+    @Test
+    void aPipelinedPublishStaysPipelinedAndItsSpanEndsWithItsConfirm() {
+        List<java.util.concurrent.CompletableFuture<Void>> confirms = new ArrayList<>();
+        MessageTransport pipelined = new MessageTransport() {
+            @Override
+            public Subscription subscribe(String queue, DeliveryHandler handler) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public void publish(String queue, OutgoingMessage message) {
+                throw new AssertionError("a pipelined publish must not become a blocking one");
+            }
+
+            @Override
+            public java.util.concurrent.CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
+                sent.add(message);
+                java.util.concurrent.CompletableFuture<Void> confirm = new java.util.concurrent.CompletableFuture<>();
+                confirms.add(confirm);
+                return confirm;
+            }
+
+            @Override
+            public String health() {
+                return "DOWN: test";
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        MessageTransport traced = new Tracing(sdk).publishing(pipelined);
+
+        var first = traced.publishAsync("q", OutgoingMessage.of("m-1", new byte[0]));
+        var second = traced.publishAsync("q", OutgoingMessage.of("m-2", new byte[0]));
+
+        assertThat(first).as("returned before its confirm").isNotDone();
+        assertThat(second).isNotDone();
+        assertThat(exporter.getFinishedSpanItems()).as("the spans end with their confirms").isEmpty();
+        assertThat(sent.get(0).headers().get("traceparent")).as("the message carries its publish span").isNotNull();
+        confirms.get(0).complete(null);
+        confirms.get(1).completeExceptionally(new IllegalStateException("nacked"));
+        assertThat(first).isCompleted();
+        assertThat(second).isCompletedExceptionally();
+        assertThat(exporter.getFinishedSpanItems()).hasSize(2);
+        assertThat(exporter.getFinishedSpanItems()).filteredOn(span -> span.getStatus().getStatusCode()
+                == io.opentelemetry.api.trace.StatusCode.ERROR).hasSize(1);
+        assertThat(traced.health()).as("health is the transport's").isEqualTo("DOWN: test");
+    }
+
     @Test
     void withoutACurrentSpanAnOutboxEventsHeadersAreLeftAlone() {
         assertThat(Tracing.withCurrentTrace(Map.of("order_id", "o-1"))).isEqualTo(Map.of("order_id", "o-1"));
