@@ -50,9 +50,7 @@ final class PublishCommand extends AppCommand {
         List<OutgoingMessage> plan = plan(UUID.randomUUID().toString().substring(0, 8));
         long unique = plan.stream().map(OutgoingMessage::id).distinct().count();
         try (Assembly assembly = assemble(settings())) {
-            for (OutgoingMessage m : plan) {
-                assembly.tracing().publishing(assembly.transport()).publish(assembly.transportBinding().queue(queue), m);
-            }
+            publishAll(assembly.tracing().publishing(assembly.transport()), assembly.transportBinding().queue(queue), plan);
         }
         out().printf("published %d messages to %s: %d unique ids, %d duplicates%n", plan.size(), queue, unique,
                 plan.size() - unique);
@@ -63,6 +61,47 @@ final class PublishCommand extends AppCommand {
             out().printf("a correct consumer writes %d inventory_reservations rows%n", unique);
         }
         return 0;
+    }
+
+    /** Publishes waiting for one confirm at a time at most this many (the transport bounds it too). */
+    static final int IN_FLIGHT = 256;
+
+    /**
+     * Pipelined: up to {@link #IN_FLIGHT} publishes wait for their confirms at once; returns when every one was
+     * confirmed, or throws the first failure once none is in flight any more (what failed was not sent; publishing it
+     * again is harmless, the ids are the same).
+     */
+    static void publishAll(dev.idemkit.ports.out.MessageTransport transport, String queue, List<OutgoingMessage> plan) {
+        java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(IN_FLIGHT);
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        for (OutgoingMessage m : plan) {
+            slots.acquireUninterruptibly();
+            if (failure.get() != null) {
+                slots.release();
+                break; // the broker refuses: stop writing
+            }
+            java.util.concurrent.CompletableFuture<Void> confirm;
+            try {
+                confirm = transport.publishAsync(queue, m);
+            } catch (RuntimeException e) {
+                confirm = java.util.concurrent.CompletableFuture.failedFuture(e);
+            }
+            confirm.whenComplete((ok, e) -> {
+                if (e != null) {
+                    failure.compareAndSet(null, e instanceof java.util.concurrent.CompletionException
+                            && e.getCause() != null ? e.getCause() : e);
+                }
+                slots.release();
+            });
+        }
+        slots.acquireUninterruptibly(IN_FLIGHT); // every publish answered
+        Throwable e = failure.get();
+        if (e instanceof RuntimeException r) {
+            throw r;
+        }
+        if (e != null) {
+            throw new IllegalStateException("a publish to " + queue + " failed", e);
+        }
     }
 
     /** The messages in order; each duplicate repeats a random earlier message exactly. */
