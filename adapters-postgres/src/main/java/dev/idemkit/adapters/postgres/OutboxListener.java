@@ -37,7 +37,8 @@ final class OutboxListener {
     static final long SLICE_MILLIS = 100;
 
     /**
-     * Waits for a notification on the channel or {@code max}, whichever comes first.
+     * Waits for a notification on the channel or {@code max}, whichever comes first; returns at once when it has just
+     * (re)opened the LISTEN connection, since what was committed before that notified nobody.
      *
      * @throws InterruptedException when the thread is interrupted (within {@link #SLICE_MILLIS}): a stop, not a failure
      */
@@ -46,7 +47,13 @@ final class OutboxListener {
         long deadline = System.nanoTime() + millis * 1_000_000;
         synchronized (listening) {
             try {
+                boolean opening = listener == null || listener.isClosed();
                 PGConnection pg = listen();
+                if (opening) {
+                    // a commit between the caller's last pass and this LISTEN sent its notification to nobody: one
+                    // more pass finds it, and from here on every commit notifies
+                    return;
+                }
                 for (long left = millis; left > 0; left = (deadline - System.nanoTime()) / 1_000_000) {
                     if (Thread.interrupted()) {
                         throw new InterruptedException("interrupted while waiting for an outbox notification");
@@ -63,8 +70,9 @@ final class OutboxListener {
                 return;
             } catch (SQLException e) {
                 closeListener(); // its state is unknown after a failed read
-                if (Thread.interrupted() || interruption(e)) {
-                    // pgjdbc reports a read cut short by an interrupt as "Something unusual has occurred": a stop
+                if (Thread.interrupted()) {
+                    // pgjdbc reports a connect or read cut short by an interrupt as "Something unusual has occurred",
+                    // and sets the thread's interrupt flag again: a stop, not a failed LISTEN
                     throw new InterruptedException("interrupted while waiting for an outbox notification");
                 }
                 if (!listenFailedLogged) {
@@ -75,16 +83,6 @@ final class OutboxListener {
             }
         }
         Thread.sleep(millis);
-    }
-
-    private static boolean interruption(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException
-                    || t instanceof java.nio.channels.ClosedByInterruptException) {
-                return !(t instanceof java.net.SocketTimeoutException);
-            }
-        }
-        return false;
     }
 
     private PGConnection listen() throws SQLException {

@@ -31,8 +31,8 @@ public enum CrashPoint {
     /** The broker confirmed an outbox row; the relay has not marked it sent. */
     OUTBOX_PUBLISHED_BEFORE_MARK(EnumSet.noneOf(Combination.class)),
     /**
-     * The outbox relay's pass has written several rows, of several keys and several of one key (key window 4), and
-     * waits for their confirms: some confirmed, some not, none marked.
+     * The outbox relay's pass has written the third row of one key in a row, with no confirm awaited between them (key
+     * window 4), beside other keys' rows: some confirmed, some not, none marked.
      */
     OUTBOX_PIPELINE_IN_FLIGHT(EnumSet.noneOf(Combination.class)),
     /**
