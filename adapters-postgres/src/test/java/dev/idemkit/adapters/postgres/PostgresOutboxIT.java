@@ -182,6 +182,7 @@ class PostgresOutboxIT {
             PostgresOutbox appender = new PostgresOutbox(one.db());
             CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> {
                 try {
+                    listening.awaitAppend(Duration.ofMillis(10)); // opens LISTEN (and returns at once)
                     listening.awaitAppend(Duration.ofSeconds(20));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
