@@ -190,7 +190,10 @@ final class OutboxCrashHarness implements AutoCloseable {
             Optional<String> reached = child.awaitLine("CRASH-POINT", REACH);
             if (reached.isEmpty()) {
                 if (k == 0) {
-                    problems.add(point + " was never reached (hit " + hit + "); log " + child.log());
+                    // what the child left tells a relay that never ran from one that sent everything below the point
+                    problems.add(point + " was never reached (hit " + hit + "; rows still unsent: "
+                            + store.stats(Instant.now()).pending() + "; child alive: " + child.alive() + "); log "
+                            + child.log());
                 }
                 child.terminate();
                 return false;
