@@ -68,8 +68,10 @@ final class PublishCommand extends AppCommand {
 
     /**
      * Pipelined: up to {@link #IN_FLIGHT} publishes wait for their confirms at once; returns when every one was
-     * confirmed, or throws the first failure once none is in flight any more (what failed was not sent; publishing it
-     * again is harmless, the ids are the same).
+     * confirmed. Once a publish fails, no more are written (at most one already under way), and the first failure is
+     * thrown when none is in flight any more, as itself (not wrapped). A failed publish's outcome may be unknown (a
+     * timeout), and up to {@code IN_FLIGHT - 1} later messages may have landed: the totals printed are for a whole run,
+     * and a rerun publishes a new plan (new ids).
      */
     static void publishAll(dev.idemkit.ports.out.MessageTransport transport, String queue, List<OutgoingMessage> plan) {
         java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(IN_FLIGHT);
