@@ -109,7 +109,7 @@ public final class KafkaBenchmark {
                 lines.add(String.format(Locale.ROOT, "end to end credits exact: %s; %,d records per consume case, %,d"
                         + " end to end", exact, RECORDS, E2E));
                 if (Boolean.parseBoolean(System.getProperty("bench.kafka.relay", "true"))) {
-                    lines.addAll(relay(broker, kafka));
+                    lines.addAll(relay(broker, assembly.tracing().publishing(kafka))); // as serve wires its relay
                 }
                 lines.add(String.format(Locale.ROOT, "whole run %.0f s", (System.nanoTime() - began) / 1e9));
             }

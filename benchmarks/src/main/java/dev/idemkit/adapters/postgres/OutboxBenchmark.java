@@ -415,7 +415,9 @@ public final class OutboxBenchmark {
     }
 
     private double relayDrain(String queue, int keys, int keyWindow) throws Exception {
-        RelayDrain.Result r = drain.drain(transport, queue, ROWS, keys, settings().withKeyWindow(keyWindow));
+        // through the tracing decorator, as serve wires its relay (Assembly.outboxRelay; no tracing configured)
+        RelayDrain.Result r = drain.drain(dev.idemkit.app.tracing.Tracing.none().publishing(transport), queue, ROWS, keys,
+                settings().withKeyWindow(keyWindow));
         lastCpu = r.cpu();
         System.out.printf(Locale.ROOT, "  (relay, %d keys, key window %d: %d passes, %.0f %% of pass time publishing,"
                 + " the rest in the store's statements and commit)%n", keys, keyWindow, r.passes(), 100 * r.publishingShare());

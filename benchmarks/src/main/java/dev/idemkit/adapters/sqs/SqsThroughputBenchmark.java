@@ -122,7 +122,9 @@ public final class SqsThroughputBenchmark {
         String queue = EmbeddedSqs.uniqueName("bench-relay");
         transport.publish(queue, OutgoingMessage.of("warm", bytes("warm"))); // creates the queues
         try {
-            return drain.drain(transport, queue, n, keys, dev.idemkit.ports.service.OutboxRelay.Settings.defaults()).rate();
+            // through the tracing decorator, as serve wires its relay (no tracing configured)
+            return drain.drain(dev.idemkit.app.tracing.Tracing.none().publishing(transport), queue, n, keys,
+                    dev.idemkit.ports.service.OutboxRelay.Settings.defaults()).rate();
         } finally {
             transport.deleteQueues(queue);
         }
