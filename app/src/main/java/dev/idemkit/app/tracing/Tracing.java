@@ -240,7 +240,7 @@ public final class Tracing {
                 java.util.concurrent.CompletableFuture<Void> confirm;
                 try (Scope ignored = span.makeCurrent()) {
                     confirm = transport.publishAsync(queue, carrying(message));
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) { // an Error too: no span left open
                     failed(span, e);
                     span.end();
                     throw e;

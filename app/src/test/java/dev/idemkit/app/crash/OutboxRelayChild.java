@@ -47,7 +47,9 @@ public final class OutboxRelayChild {
         PostgresOutboxStore store = new PostgresOutboxStore(db);
         OutboxStore relayed = mode.equals("broken-mark-first") ? new MarkFirst(store) : store;
         SplittableRandom random = new SplittableRandom();
-        OutboxRelay relay = new OutboxRelay(relayed, new Probed(rabbit), UnaryOperator.identity(),
+        // through the tracing decorator, as serve wires its relay (Assembly.outboxRelay, no tracing configured)
+        OutboxRelay relay = new OutboxRelay(relayed, new Probed(dev.idemkit.app.tracing.Tracing.none().publishing(rabbit)),
+                UnaryOperator.identity(),
                 OutboxRelay.Settings.defaults().withBatch(20).withParallelism(4).withPollInterval(Duration.ofMillis(200))
                         .withKeyWindow(Integer.getInteger("idemkit.crash.keyWindow", 1))
                         .withRetryPolicy(RetryPolicy.defaults().withMaxAttempts(50)), () -> {

@@ -75,36 +75,9 @@ class TracingTest {
      * default published on the caller's thread and waited for each confirm: the relay pipelined nothing in serve.
      */
     @Test
-    void aPipelinedPublishStaysPipelinedAndItsSpanEndsWithItsConfirm() {
-        List<java.util.concurrent.CompletableFuture<Void>> confirms = new ArrayList<>();
-        MessageTransport pipelined = new MessageTransport() {
-            @Override
-            public Subscription subscribe(String queue, DeliveryHandler handler) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public void publish(String queue, OutgoingMessage message) {
-                throw new AssertionError("a pipelined publish must not become a blocking one");
-            }
-
-            @Override
-            public java.util.concurrent.CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
-                sent.add(message);
-                java.util.concurrent.CompletableFuture<Void> confirm = new java.util.concurrent.CompletableFuture<>();
-                confirms.add(confirm);
-                return confirm;
-            }
-
-            @Override
-            public String health() {
-                return "DOWN: test";
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+    void aPipelinedPublishStaysPipelinedAndItsSpanEndsWithItsConfirm() throws InterruptedException {
+        dev.idemkit.ports.memory.PendingConfirmsTransport pipelined = new dev.idemkit.ports.memory.PendingConfirmsTransport();
+        pipelined.health("DOWN: test");
         MessageTransport traced = new Tracing(sdk).publishing(pipelined);
 
         var first = traced.publishAsync("q", OutgoingMessage.of("m-1", new byte[0]));
@@ -113,9 +86,11 @@ class TracingTest {
         assertThat(first).as("returned before its confirm").isNotDone();
         assertThat(second).isNotDone();
         assertThat(exporter.getFinishedSpanItems()).as("the spans end with their confirms").isEmpty();
-        assertThat(sent.get(0).headers().get("traceparent")).as("the message carries its publish span").isNotNull();
-        confirms.get(0).complete(null);
-        confirms.get(1).completeExceptionally(new IllegalStateException("nacked"));
+        var written = List.of(pipelined.next(), pipelined.next());
+        assertThat(written.get(0).message().headers().get("traceparent")).as("the message carries its publish span")
+                .isNotNull();
+        written.get(0).confirm().complete(null);
+        written.get(1).confirm().completeExceptionally(new IllegalStateException("nacked"));
         assertThat(first).isCompleted();
         assertThat(second).isCompletedExceptionally();
         assertThat(exporter.getFinishedSpanItems()).hasSize(2);

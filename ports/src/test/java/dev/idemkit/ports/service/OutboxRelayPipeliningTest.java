@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idemkit.domain.retry.RandomSource;
 import dev.idemkit.ports.memory.InMemoryOutboxStore;
-import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.memory.PendingConfirmsTransport;
+import dev.idemkit.ports.memory.PendingConfirmsTransport.Written;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.OutboxEntry;
 import dev.idemkit.ports.out.OutboxEvents;
 import dev.idemkit.ports.out.OutboxMessage;
 import dev.idemkit.ports.out.OutgoingMessage;
-import dev.idemkit.ports.out.Subscription;
 import dev.idemkit.ports.out.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -18,7 +18,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -30,50 +29,8 @@ import org.junit.jupiter.api.Test;
  */
 class OutboxRelayPipeliningTest {
     private final InMemoryOutboxStore store = new InMemoryOutboxStore();
-    private final Pipelining transport = new Pipelining();
+    private final PendingConfirmsTransport transport = new PendingConfirmsTransport();
     private final Instant now = Instant.parse("2026-12-04T10:00:00Z");
-
-    /** A publish written and not yet answered. */
-    record Written(String body, CompletableFuture<Void> confirm) {}
-
-    /** Every publishAsync is written at once and answered only when the test completes its future. */
-    static class Pipelining implements MessageTransport {
-        final LinkedBlockingQueue<Written> written = new LinkedBlockingQueue<>();
-
-        @Override
-        public Subscription subscribe(String queue, DeliveryHandler handler) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void publish(String queue, OutgoingMessage message) {
-            throw new AssertionError("the relay publishes through publishAsync");
-        }
-
-        @Override
-        public CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
-            CompletableFuture<Void> f = new CompletableFuture<>();
-            written.add(new Written(new String(message.body(), StandardCharsets.UTF_8), f));
-            return f;
-        }
-
-        @Override
-        public void close() {}
-
-        /** The next publish written within a second, or null. */
-        Written next() throws InterruptedException {
-            return written.poll(1, TimeUnit.SECONDS);
-        }
-
-        /** Whether nothing more is written within {@code millis}. */
-        boolean quietFor(long millis) throws InterruptedException {
-            Written w = written.poll(millis, TimeUnit.MILLISECONDS);
-            if (w != null) {
-                throw new AssertionError("written while it should wait: " + w.body());
-            }
-            return true;
-        }
-    }
 
     private OutboxRelay relay(int keyWindow) {
         return new OutboxRelay(store, transport, UnaryOperator.identity(), OutboxRelay.Settings.defaults()
@@ -152,7 +109,7 @@ class OutboxRelayPipeliningTest {
 
     @Test
     void aPublishThatThrowsBeforeWritingIsTheRowsFailureAndTheOtherKeysGoOn() throws Exception {
-        MessageTransport throwing = new Pipelining() {
+        MessageTransport throwing = new PendingConfirmsTransport() {
             @Override
             public CompletableFuture<Void> publishAsync(String queue, OutgoingMessage message) {
                 if (new String(message.body(), StandardCharsets.UTF_8).equals("bad")) {
