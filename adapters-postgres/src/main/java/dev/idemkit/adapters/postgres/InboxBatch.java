@@ -28,11 +28,17 @@ final class InboxBatch {
             ON CONFLICT DO NOTHING
             RETURNING consumer, message_id
             """;
+    /**
+     * The recorded fingerprints of the keys that conflicted, one primary-key lookup per key. The {@code LIMIT 1} keeps
+     * the lookup a subquery run per key (a plain join is flattened, and the plan PostgreSQL caches for the prepared
+     * statement, made while the table was new and without statistics, was then a hash join over a sequential scan of
+     * the whole inbox, once per batch, for the connection's life: HotPathPlansIT).
+     */
     static final String SELECT_FINGERPRINTS = """
-            SELECT p.consumer, p.message_id, p.fingerprint
-            FROM processed_messages p
-            JOIN unnest(?::text[], ?::text[]) AS k(consumer, message_id)
-              ON p.consumer = k.consumer AND p.message_id = k.message_id
+            SELECT k.consumer, k.message_id, p.fingerprint
+            FROM unnest(?::text[], ?::text[]) AS k(consumer, message_id)
+            CROSS JOIN LATERAL (SELECT fingerprint FROM processed_messages
+                                WHERE consumer = k.consumer AND message_id = k.message_id LIMIT 1) p
             """;
     private static final Comparator<InboxKey> KEY_ORDER = Comparator
             .comparing((InboxKey k) -> k.consumer().value()).thenComparing(k -> k.messageId().value());
