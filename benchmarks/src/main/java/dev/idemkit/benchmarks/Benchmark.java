@@ -155,12 +155,32 @@ public final class Benchmark {
     }
 
     private RabbitMessageTransport transport(int consumers, String base) {
-        AppSettings s = assembly.settings();
-        // the app's RabbitMQ options (queue type, nodes, delivery limit) as serve would use them
+        return transport(assembly.settings(), consumers, options.prefetch(), base);
+    }
+
+    /** A RabbitMQ transport with the app's options (queue type, nodes, delivery limit) as serve would use them. */
+    static RabbitMessageTransport transport(AppSettings s, int consumers, int prefetch, String base) {
         return new RabbitMessageTransport(RabbitSettings.fromEnvironment(s.transport().rabbitOptions())
                 .withUri(s.transport().rabbitUri()).withConsumers(consumers)
-                .withPrefetch(options.prefetch()).withMaxAttemptsHint(s.retry().maxAttempts()), Clock.system(),
+                .withPrefetch(prefetch).withMaxAttemptsHint(s.retry().maxAttempts()), Clock.system(),
                 base + "-c" + consumers);
+    }
+
+    /** The batched credit consumer as {@code serve} ships it (the ports' BatchingConsumer), with the run's batch knobs. */
+    static BatchingConsumer<?> batchedConsumer(Assembly assembly, String consumer, int batchSize, Duration linger,
+            int workers) {
+        return assembly.batchedConsumer(consumer, ConsumerKind.CREDIT_ACCOUNT, BatchingConsumer.BatchSettings.defaults()
+                .withMaxBatch(batchSize).withLinger(linger).withWorkers(workers));
+    }
+
+    /** What a batched drain did per batch, for the report. */
+    static String batchNote(BatchingConsumer<?> handler, int workers) {
+        long n = Math.max(1, handler.batches());
+        return String.format(Locale.ROOT, "%d batches on %d workers, %.0f deliveries per batch, %d via the"
+                + " single-message path; per batch %.2f ms in runBatch (keys + effects + commit), %.2f ms settling"
+                + " (acks)", handler.batches(), workers,
+                (double) handler.batched() / n, handler.viaSingle(), handler.batchTime().toNanos() / 1e6 / n,
+                handler.settleTime().toNanos() / 1e6 / n);
     }
 
     private BenchReport.Case jdbc(Workload w, int threads) throws Exception {
@@ -189,22 +209,15 @@ public final class Benchmark {
     private BenchReport.Case batched(RabbitMessageTransport t, Workload w, int consumers) throws Exception {
         BigDecimal before = db.sumOfBalances();
         String consumer = "bench-" + w.label();
-        BatchingConsumer<?> handler = assembly.batchedConsumer(consumer, ConsumerKind.CREDIT_ACCOUNT,
-                BatchingConsumer.BatchSettings.defaults().withMaxBatch(options.batchSize()).withLinger(options.linger())
-                        .withWorkers(batchWorkers()));
+        BatchingConsumer<?> handler = batchedConsumer(assembly, consumer, options.batchSize(), options.linger(),
+                batchWorkers());
         Drain d;
         try {
             d = Drain.run(t, w.queue(), handler, w.size(), options.drainLimit());
         } finally {
             handler.close();
         }
-        long n = Math.max(1, handler.batches());
-        String note = String.format(Locale.ROOT, "%d batches on %d workers, %.0f deliveries per batch, %d via the"
-                + " single-message path; per batch %.2f ms in runBatch (keys + effects + commit), %.2f ms settling"
-                + " (acks)", handler.batches(), batchWorkers(),
-                (double) handler.batched() / n, handler.viaSingle(), handler.batchTime().toNanos() / 1e6 / n,
-                handler.settleTime().toNanos() / 1e6 / n);
-        return new BenchReport.Case(d, exact(w, before), note);
+        return new BenchReport.Case(d, exact(w, before), batchNote(handler, batchWorkers()));
     }
 
     private int batchWorkers() {

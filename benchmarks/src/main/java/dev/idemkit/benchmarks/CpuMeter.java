@@ -86,7 +86,9 @@ public final class CpuMeter {
                 procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).forEach(p -> {
                     String group = group(p);
                     if (group != null) {
-                        seconds.merge(group, ticks(p) / TICKS_PER_SECOND, Double::sum);
+                        // PostgreSQL's backends come and go with their connections (pgbench's, a pool's): an exited
+                        // one's time is in its parent's (the postmaster's) reaped-children time, so count that too
+                        seconds.merge(group, ticks(p, group.equals("postgres")) / TICKS_PER_SECOND, Double::sum);
                     }
                 });
             } catch (IOException e) {
@@ -94,6 +96,56 @@ public final class CpuMeter {
             }
         }
         return new Reading(seconds, machineBusy(), System.nanoTime());
+    }
+
+    /**
+     * This JVM's CPU seconds since it started per thread name (digits folded to {@code N}, so that a pool's threads add
+     * up), user and kernel apart: {@code [user, kernel]}. Threads that exited are not counted.
+     */
+    public Map<String, double[]> jvmThreads() {
+        Map<String, double[]> out = new java.util.TreeMap<>();
+        if (!available()) {
+            return out;
+        }
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            tasks.forEach(t -> {
+                String name = comm(t);
+                try {
+                    String stat = Files.readString(t.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    double[] v = out.computeIfAbsent(name == null ? "?" : name.replaceAll("[0-9]+", "N"), k -> new double[2]);
+                    v[0] += Long.parseLong(f[11]) / TICKS_PER_SECOND;
+                    v[1] += Long.parseLong(f[12]) / TICKS_PER_SECOND;
+                } catch (IOException | RuntimeException e) {
+                    // the thread exited between the listing and the reading
+                }
+            });
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot list /proc/self/task", e);
+        }
+        return out;
+    }
+
+    /**
+     * "name 12+3 µs; ..." : what each thread group spent between two {@link #jvmThreads()} readings per message, user +
+     * kernel, the {@code top} largest, with the total of all.
+     */
+    public static String threadsPerMessage(Map<String, double[]> before, Map<String, double[]> after, long messages,
+            int top) {
+        Map<String, double[]> spent = new LinkedHashMap<>();
+        after.forEach((k, v) -> {
+            double[] b = before.getOrDefault(k, new double[2]);
+            spent.put(k, new double[] {v[0] - b[0], v[1] - b[1]});
+        });
+        double scale = 1e6 / Math.max(1, messages);
+        double user = spent.values().stream().mapToDouble(v -> v[0]).sum();
+        double kernel = spent.values().stream().mapToDouble(v -> v[1]).sum();
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "all %.0f user + %.0f kernel µs", user * scale,
+                kernel * scale));
+        spent.entrySet().stream().sorted((x, y) -> Double.compare(y.getValue()[0] + y.getValue()[1],
+                x.getValue()[0] + x.getValue()[1])).limit(top).forEach(e -> b.append(String.format(Locale.ROOT,
+                "; %s %.0f+%.0f", e.getKey(), e.getValue()[0] * scale, e.getValue()[1] * scale)));
+        return b.toString();
     }
 
     /** Busy CPU seconds of the whole machine since boot: {@code /proc/stat}'s cpu line less idle and iowait. */
@@ -135,12 +187,16 @@ public final class CpuMeter {
         }
     }
 
-    /** utime + stime of the process (fields 14 and 15 of its stat line, after the command in parentheses). */
-    private static long ticks(Path proc) {
+    /**
+     * utime + stime of the process (fields 14 and 15 of its stat line, after the command in parentheses), and with
+     * {@code reaped} its exited children's (cutime + cstime, fields 16 and 17).
+     */
+    private static long ticks(Path proc, boolean reaped) {
         try {
             String stat = Files.readString(proc.resolve("stat"));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+            return Long.parseLong(f[11]) + Long.parseLong(f[12])
+                    + (reaped ? Long.parseLong(f[13]) + Long.parseLong(f[14]) : 0);
         } catch (IOException | RuntimeException e) {
             return 0; // the process exited between the listing and the reading
         }

@@ -24,7 +24,8 @@ public final class PostgresEffects implements BusinessEffects<JpaUnitOfWork> {
             INSERT INTO accounts (id, balance) VALUES (?, ?)
             ON CONFLICT (id) DO UPDATE SET balance = accounts.balance + EXCLUDED.balance
             """;
-    private static final String CREDIT_MANY = """
+    /** The batch credit, one statement per batch (accounts in order); the benchmarks replay it with pgbench. */
+    public static final String CREDIT_MANY = """
             INSERT INTO accounts (id, balance)
             SELECT c.id, c.amount FROM unnest(?::text[], ?::numeric[]) WITH ORDINALITY AS c(id, amount, n)
             ORDER BY c.n
