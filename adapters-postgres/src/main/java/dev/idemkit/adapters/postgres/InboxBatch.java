@@ -30,9 +30,9 @@ final class InboxBatch {
             """;
     /**
      * The recorded fingerprints of the keys that conflicted, one primary-key lookup per key. The {@code LIMIT 1} keeps
-     * the lookup a subquery run per key (a plain join is flattened, and the plan PostgreSQL caches for the prepared
-     * statement, made while the table was new and without statistics, was then a hash join over a sequential scan of
-     * the whole inbox, once per batch, for the connection's life: HotPathPlansIT).
+     * the lookup a subquery run per key (a plain join is flattened, and the plan PostgreSQL cached for the prepared
+     * statement on a new table without statistics was then a hash join over a sequential scan of the whole inbox,
+     * once per batch, until the table was analyzed: HotPathPlansIT).
      */
     static final String SELECT_FINGERPRINTS = """
             SELECT k.consumer, k.message_id, p.fingerprint

@@ -57,14 +57,20 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
             DELETE FROM idempotency_records
             WHERE client_id = ? AND idem_key = ? AND state = 'in_progress' AND fence = ?
             """;
+    /**
+     * The oldest expired records through the index on {@code expires_at}, locked, deleted by row address; run under
+     * {@link Sql#PURGE_PLANNER}. The statement's start time is the cutoff: {@code clock_timestamp()} is volatile, so
+     * the index scan could not stop at it and would read every record's entry whenever fewer than the batch expired.
+     * A record the statement locked cannot be renewed before it is deleted.
+     */
     static final String PURGE = """
             DELETE FROM idempotency_records
-            WHERE (client_id, idem_key) IN (
-                SELECT client_id, idem_key FROM idempotency_records
-                WHERE expires_at <= clock_timestamp()
+            WHERE ctid = ANY (ARRAY(
+                SELECT ctid FROM idempotency_records
+                WHERE expires_at <= statement_timestamp()
+                ORDER BY expires_at
                 LIMIT ?
-                FOR UPDATE SKIP LOCKED)
-              AND expires_at <= clock_timestamp()
+                FOR UPDATE SKIP LOCKED))
             """;
 
     private final PostgresDatabase db;
@@ -178,12 +184,7 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
         if (batchSize < 1) {
             throw new IllegalArgumentException("batch size must be positive, got " + batchSize);
         }
-        int n = Sql.inTransaction(db.dataSource(), "idempotency purge", c -> {
-            try (PreparedStatement ps = c.prepareStatement(PURGE)) {
-                ps.setInt(1, batchSize);
-                return ps.executeUpdate();
-            }
-        });
+        int n = Sql.purgeBatch(db.dataSource(), "idempotency purge", PURGE, ps -> ps.setInt(1, batchSize));
         LOG.debug("idempotency purged {} expired records", n);
         return n;
     }

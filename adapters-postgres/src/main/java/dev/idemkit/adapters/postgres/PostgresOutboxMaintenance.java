@@ -19,10 +19,15 @@ final class PostgresOutboxMaintenance implements OutboxMaintenance {
                    min(appended_at) FILTER (WHERE parked_at IS NULL)
             FROM outbox_messages WHERE sent_at IS NULL
             """;
+    /** As the inbox's purge ({@link PostgresRetention#PURGE_PROCESSED}): oldest first, through the sent rows' index. */
     static final String PURGE_SENT = """
             DELETE FROM outbox_messages
-            WHERE ctid IN (SELECT ctid FROM outbox_messages WHERE sent_at < ? LIMIT ? FOR UPDATE SKIP LOCKED)
-              AND sent_at < ?
+            WHERE ctid = ANY (ARRAY(
+                SELECT ctid FROM outbox_messages
+                WHERE sent_at < ?
+                ORDER BY sent_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED))
             """;
 
 
@@ -51,13 +56,9 @@ final class PostgresOutboxMaintenance implements OutboxMaintenance {
         }
         long total = 0;
         for (int i = 0; i < maxBatches; i++) {
-            int n = Sql.inTransaction(dataSource, "outbox retention", c -> {
-                try (PreparedStatement ps = c.prepareStatement(PURGE_SENT)) {
-                    Sql.setInstant(ps, 1, before);
-                    ps.setInt(2, batch);
-                    Sql.setInstant(ps, 3, before);
-                    return ps.executeUpdate();
-                }
+            int n = Sql.purgeBatch(dataSource, "outbox retention", PURGE_SENT, ps -> {
+                Sql.setInstant(ps, 1, before);
+                ps.setInt(2, batch);
             });
             total += n;
             if (n < batch) {

@@ -1,6 +1,5 @@
 package dev.idemkit.adapters.postgres;
 
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -12,20 +11,24 @@ import org.slf4j.LoggerFactory;
  * batches, each batch its own short transaction: no table lock, no unbounded DELETE, writers never
  * wait long. Meant to be called by the application's scheduler. Thread-safe.
  *
- * <p>One batch: {@code DELETE FROM processed_messages WHERE ctid IN (SELECT ctid ... WHERE processed_at
- * < cutoff LIMIT n FOR UPDATE SKIP LOCKED)}, served by the index on {@code processed_at}.
+ * <p>One batch: {@link #PURGE_PROCESSED}, the oldest {@code n} keys before the cutoff through the index on
+ * {@code processed_at}, deleted by row address.
  */
 public final class PostgresRetention {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresRetention.class);
 
+    /**
+     * The oldest keys first, through the index on {@code processed_at}, locked (a row another transaction holds is
+     * left for the next batch), then deleted by their row addresses; run under {@link Sql#PURGE_PLANNER}.
+     */
     static final String PURGE_PROCESSED = """
             DELETE FROM processed_messages
-            WHERE ctid IN (
+            WHERE ctid = ANY (ARRAY(
                 SELECT ctid FROM processed_messages
                 WHERE processed_at < ?
+                ORDER BY processed_at
                 LIMIT ?
-                FOR UPDATE SKIP LOCKED)
-              AND processed_at < ?
+                FOR UPDATE SKIP LOCKED))
             """;
 
     /** How many rows one run deleted. */
@@ -72,13 +75,9 @@ public final class PostgresRetention {
 
     /** Deletes up to {@code batchSize} inbox keys processed before {@code cutoff}; returns how many. */
     public int purgeProcessedBatch(Instant cutoff, int batchSize) {
-        return Sql.inTransaction(db.dataSource(), "inbox retention", c -> {
-            try (PreparedStatement ps = c.prepareStatement(PURGE_PROCESSED)) {
-                Sql.setInstant(ps, 1, cutoff);
-                ps.setInt(2, batchSize);
-                Sql.setInstant(ps, 3, cutoff);
-                return ps.executeUpdate();
-            }
+        return Sql.purgeBatch(db.dataSource(), "inbox retention", PURGE_PROCESSED, ps -> {
+            Sql.setInstant(ps, 1, cutoff);
+            ps.setInt(2, batchSize);
         });
     }
 }

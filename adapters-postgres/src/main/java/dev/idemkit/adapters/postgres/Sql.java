@@ -47,6 +47,33 @@ final class Sql {
     }
 
     /**
+     * The setting a retention batch's transaction runs under, before its one statement: no sequential scans. A purge
+     * planned without statistics (a new table, or a generic plan whose cutoff it cannot see) read the whole table twice
+     * per batch; with this the batch finds its rows through the age index and deletes them by their row address
+     * (HotPathPlansIT).
+     */
+    static final String PURGE_PLANNER = "SET LOCAL enable_seqscan = off";
+
+    /** A statement's parameters. */
+    @FunctionalInterface
+    interface Binder {
+        void bind(PreparedStatement ps) throws SQLException;
+    }
+
+    /** One retention batch in its own transaction, under {@link #PURGE_PLANNER}: the rows it deleted. */
+    static int purgeBatch(DataSource ds, String what, String sql, Binder binder) {
+        return inTransaction(ds, what, c -> {
+            try (Statement planner = c.createStatement()) {
+                planner.execute(PURGE_PLANNER);
+            }
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                binder.bind(ps);
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    /**
      * Whether PostgreSQL has aborted the connection's current transaction (a statement in it failed): its
      * commit would be a rollback that pgjdbc reports as success. Read from the driver's own transaction state
      * (no round trip); through a wrapper that hides the driver, by asking the server.
