@@ -8,7 +8,6 @@ import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.spring.batchsample.BatchSampleService;
 import dev.idemkit.spring.batchsample.BatchSampleService.BatchCreditListener;
 import dev.idemkit.testsupport.Names;
-import dev.idemkit.testsupport.TestPostgres;
 import dev.idemkit.testsupport.TestRabbit;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -64,12 +63,8 @@ class BatchListenerIT {
     }
 
     @AfterAll
-    static void dropSchemaAndQueues() throws Exception {
-        TestPostgres.dropSchema(SCHEMA);
-        try (var transport = new dev.idemkit.adapters.rabbit.RabbitMessageTransport(
-                dev.idemkit.adapters.rabbit.RabbitSettings.defaults().withUri(RABBIT))) {
-            transport.deleteTopology(QUEUE);
-        }
+    static void dropSchemaAndQueues() {
+        SampleServiceProperties.dropSchemaAndQueue(SCHEMA, QUEUE, RABBIT);
     }
 
     private Map<String, Message> deadLetters(Set<String> ids) {

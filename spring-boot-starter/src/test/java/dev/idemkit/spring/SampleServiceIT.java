@@ -17,7 +17,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import dev.idemkit.testsupport.Names;
-import dev.idemkit.testsupport.TestPostgres;
 import dev.idemkit.testsupport.TestRabbit;
 import java.sql.Statement;
 import java.time.Duration;
@@ -297,13 +296,8 @@ class SampleServiceIT {
     }
 
     @AfterAll
-    static void dropSchemaAndQueues() throws Exception {
-        TestPostgres.dropSchema(SCHEMA);
-        // the queue, and the settle paths idemkit declared for it (retry buckets, hold queue, DLX, DLQ)
-        try (var transport = new dev.idemkit.adapters.rabbit.RabbitMessageTransport(
-                dev.idemkit.adapters.rabbit.RabbitSettings.defaults().withUri(RABBIT))) {
-            transport.deleteTopology(QUEUE);
-        }
+    static void dropSchemaAndQueues() {
+        SampleServiceProperties.dropSchemaAndQueue(SCHEMA, QUEUE, RABBIT);
     }
 
     private String account() {

@@ -14,15 +14,8 @@ final class SampleServiceProperties {
     }
 
     static void register(DynamicPropertyRegistry registry, String schema, String queue, URI rabbit) {
-        PostgresSettings pg = PostgresSettings.fromEnvironment();
-        String url = pg.url() + (pg.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
-        registry.add("spring.datasource.url", () -> url);
-        registry.add("spring.datasource.username", pg::user);
-        registry.add("spring.datasource.password", pg::password);
-        registry.add("spring.rabbitmq.host", rabbit::getHost);
-        registry.add("spring.rabbitmq.port", () -> rabbit.getPort() > 0 ? rabbit.getPort() : 5672);
+        servers(registry, schema, rabbit);
         registry.add("sample.queue", () -> queue);
-        registry.add("idemkit.postgres.schema", () -> schema);
         registry.add("idemkit.rabbit.idempotent-listeners", () -> "true");
         registry.add("idemkit.retry.max-attempts", () -> "3");
         registry.add("idemkit.retry.base-delay", () -> "20ms");
@@ -30,5 +23,26 @@ final class SampleServiceProperties {
         registry.add("spring.autoconfigure.exclude", () -> "org.springframework.boot.hibernate.autoconfigure"
                 + ".HibernateJpaAutoConfiguration,org.springframework.boot.data.jpa.autoconfigure"
                 + ".DataJpaRepositoriesAutoConfiguration");
+    }
+
+    /** The local PostgreSQL in {@code schema} (search path and idemkit's tables) and the RabbitMQ broker. */
+    static void servers(DynamicPropertyRegistry registry, String schema, URI rabbit) {
+        PostgresSettings pg = PostgresSettings.fromEnvironment();
+        String url = pg.url() + (pg.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        registry.add("spring.datasource.url", () -> url);
+        registry.add("spring.datasource.username", pg::user);
+        registry.add("spring.datasource.password", pg::password);
+        registry.add("spring.rabbitmq.host", rabbit::getHost);
+        registry.add("spring.rabbitmq.port", () -> rabbit.getPort() > 0 ? rabbit.getPort() : 5672);
+        registry.add("idemkit.postgres.schema", () -> schema);
+    }
+
+    /** After a test class: its schema dropped, its queue and the settle paths idemkit declared for it deleted. */
+    static void dropSchemaAndQueue(String schema, String queue, URI rabbit) {
+        dev.idemkit.testsupport.TestPostgres.dropSchema(schema);
+        try (var transport = new dev.idemkit.adapters.rabbit.RabbitMessageTransport(
+                dev.idemkit.adapters.rabbit.RabbitSettings.defaults().withUri(rabbit))) {
+            transport.deleteTopology(queue);
+        }
     }
 }

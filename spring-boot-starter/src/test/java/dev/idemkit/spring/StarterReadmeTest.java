@@ -6,26 +6,23 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** The root README's Spring Boot quick start is the sample service's method, character for character. */
+/** The root README's Spring Boot snippets are code that runs under test, character for character. */
 class StarterReadmeTest {
-    @Test
-    void theRootReadmeShowsTheSampleServicesMethodVerbatim() throws IOException {
-        String source = Files.readString(Path.of("src/test/java/dev/idemkit/spring/sample/Credits.java"),
-                StandardCharsets.UTF_8);
-        String begin = "// quick-start:begin\n";
-        int from = source.indexOf(begin) + begin.length();
-        String snippet = dedent(source.substring(from, source.indexOf("    // quick-start:end", from)));
-        assertThat(snippet).contains("@Transactional").contains("inbox.runOnce(");
-        assertThat(Files.readString(Path.of("../README.md"), StandardCharsets.UTF_8)).contains(snippet);
-    }
-
-    private static String dedent(String text) {
-        int indent = text.lines().filter(l -> !l.isBlank()).mapToInt(l -> l.length() - l.stripLeading().length())
-                .min().orElse(0);
-        StringBuilder out = new StringBuilder();
-        text.lines().forEach(l -> out.append(l.isBlank() ? "" : l.substring(indent)).append('\n'));
-        return out.toString();
+    /**
+     * The root README's Spring Boot quick start is the quick-start service that {@link QuickStartIT} runs: each of its
+     * files without the package line, and its properties, character for character.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"java/dev/idemkit/spring/quickstart/CreditService.java",
+        "java/dev/idemkit/spring/quickstart/CreditListener.java",
+        "java/dev/idemkit/spring/quickstart/ImportedCredits.java", "resources/quickstart.properties"})
+    void theRootReadmeShowsTheQuickStartServiceVerbatim(String file) throws IOException {
+        String text = Files.readString(Path.of("src/test/" + file), StandardCharsets.UTF_8);
+        String shown = file.endsWith(".java") ? text.substring(text.indexOf("\n\n") + 2) : text;
+        assertThat(shown).as(file).contains(file.endsWith(".java") ? "import " : "idemkit.");
+        assertThat(Files.readString(Path.of("../README.md"), StandardCharsets.UTF_8)).as(file).contains(shown);
     }
 }

@@ -18,13 +18,11 @@ public class Credits {
         this.jdbc = jdbc;
     }
 
-    // quick-start:begin
     @Transactional
     public Outcome credit(String messageId, String body, String account, long amount) {
         return inbox.runOnce("credits", messageId, body, () -> jdbc.update(
                 "UPDATE accounts SET balance = balance + ? WHERE id = ?", amount, account));
     }
-    // quick-start:end
 
     /** Credits, then fails: Spring rolls the transaction back, key included. */
     @Transactional
