@@ -2,9 +2,11 @@ package dev.idemkit.adapters.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.DeadLetter;
 import dev.idemkit.domain.deadletter.DeadLetterHeaders;
+import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.domain.retry.Backoff;
 import dev.idemkit.domain.retry.Jitter;
 import dev.idemkit.domain.retry.RandomSource;
@@ -17,6 +19,10 @@ import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.DeadLetterEntry;
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.Effect;
+import dev.idemkit.ports.out.Guarantee;
+import dev.idemkit.ports.out.Guarded;
+import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;
 import dev.idemkit.ports.service.ConsumerRuntime;
@@ -27,6 +33,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -48,6 +55,11 @@ class KafkaScenariosIT extends KafkaITBase {
     private final Map<ConsumerEvents.Decision, AtomicInteger> decisions = new ConcurrentHashMap<>();
 
     private ConsumerRuntime<InMemoryUnitOfWork> runtime(MessageHandler<InMemoryUnitOfWork> handler) {
+        return runtime(inbox, handler);
+    }
+
+    private ConsumerRuntime<InMemoryUnitOfWork> runtime(InboxStore<InMemoryUnitOfWork> inbox,
+            MessageHandler<InMemoryUnitOfWork> handler) {
         RetryPolicy quick = RetryPolicy.defaults().withBackoff(Backoff.exponential(Duration.ofMillis(100),
                 Duration.ofSeconds(1), Jitter.FULL));
         return new ConsumerRuntime<>(ConsumerSettings.defaults("kafka-it").withRetryPolicy(quick), inbox, handler,
@@ -97,13 +109,18 @@ class KafkaScenariosIT extends KafkaITBase {
             t.publish(topic, OutgoingMessage.of("good-" + i, bytes("{}")));
         }
         AtomicInteger calls = new AtomicInteger();
+        AtomicInteger attemptsBegun = new AtomicInteger();
         AtomicInteger goodSeenByLastAttempt = new AtomicInteger(-1);
-        subscriptions.add(t.subscribe(topic, runtime((m, w) -> {
-            if (m.rawId().equals("poison-1")) {
-                if (calls.incrementAndGet() == 3) {
-                    // The last attempt holds until the twenty records behind the poison are done. Were the retries
-                    // waited out on the partition, they could not be, and this wait would run out: no race on how
-                    // fast twenty records go compared with two retry delays on a loaded machine.
+        // The last attempt holds until the twenty records behind the poison are done. Were the retries waited out on
+        // the partition, they could not be, and this wait would run out: no race on how fast twenty records go
+        // compared with two retry delays on a loaded machine. It holds before the inbox, not in the effect: the
+        // in-memory inbox runs one effect at a time, so a wait inside it kept the twenty out and ran out whenever they
+        // were not all done before the third attempt began (a CI run under load).
+        InboxStore<InMemoryUnitOfWork> holding = new InboxStore<>() {
+            @Override
+            public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint,
+                    Effect<? super InMemoryUnitOfWork, R> effect) {
+                if (key.messageId().value().equals("poison-1") && attemptsBegun.incrementAndGet() == 3) {
                     try {
                         Eventually.await(PATIENCE, "the twenty good records behind the poison",
                                 () -> counter.read("good") == 20);
@@ -111,6 +128,22 @@ class KafkaScenariosIT extends KafkaITBase {
                         goodSeenByLastAttempt.set((int) counter.read("good"));
                     }
                 }
+                return inbox.runOnce(key, fingerprint, effect);
+            }
+
+            @Override
+            public Optional<Fingerprint> recorded(InboxKey key) {
+                return inbox.recorded(key);
+            }
+
+            @Override
+            public Guarantee guarantee() {
+                return inbox.guarantee();
+            }
+        };
+        subscriptions.add(t.subscribe(topic, runtime(holding, (m, w) -> {
+            if (m.rawId().equals("poison-1")) {
+                calls.incrementAndGet();
                 throw new IllegalStateException("downstream rejects it");
             }
             counter.add(w, "good", 1);
