@@ -39,6 +39,7 @@ public class IdemkitPostgresAutoConfiguration {
     @ConditionalOnMissingBean
     IdemkitSchema idemkitSchema(DataSource dataSource, IdemkitProperties properties) {
         String schema = Optional.ofNullable(properties.getPostgres().getSchema()).orElseGet(() -> current(dataSource));
+        requireReachable(dataSource, schema); // before any DDL: a start it refuses leaves nothing behind
         if (properties.getPostgres().getMigrations() == IdemkitProperties.Migrations.IDEMKIT) {
             PostgresDatabase.applyMigrations(dataSource, schema);
         } else {
@@ -61,21 +62,67 @@ public class IdemkitPostgresAutoConfiguration {
      * they are in, or every key would fail (or land in another schema's table of the same name).
      */
     private static void requireVisible(DataSource dataSource, String schema) {
-        try (Connection c = dataSource.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT n.nspname FROM pg_class t JOIN pg_namespace n"
-                        + " ON n.oid = t.relnamespace WHERE t.oid = to_regclass('processed_messages')");
-                ResultSet rs = ps.executeQuery()) {
-            String found = rs.next() ? rs.getString(1) : null;
+        try (Connection c = dataSource.getConnection()) {
+            String found = whereTheSearchPathFindsTheInbox(c);
             if (!schema.equals(found)) {
-                throw new IllegalStateException("idemkit's tables are in schema " + schema + " but the data"
-                        + " source's search path " + (found == null ? "does not reach them"
-                        : "finds processed_messages in schema " + found) + ": put " + schema + " first on it (e.g."
-                        + " currentSchema=" + schema + " in the JDBC URL) or set idemkit.postgres.schema to the"
-                        + " schema the service uses");
+                throw unreachable(schema, found);
             }
         } catch (SQLException e) {
             throw new IllegalStateException("idemkit could not check where its tables are", e);
         }
+    }
+
+    /**
+     * Before idemkit creates anything: its tables, once in {@code schema}, will be the ones the search path finds.
+     * Either they are there already, or no schema on the path has a table of that name and {@code schema} is on it.
+     */
+    private static void requireReachable(DataSource dataSource, String schema) {
+        try (Connection c = dataSource.getConnection()) {
+            String found = whereTheSearchPathFindsTheInbox(c);
+            if (found != null ? !schema.equals(found) : !onSearchPath(c, schema)) {
+                throw unreachable(schema, found);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("idemkit could not check where its tables would be", e);
+        }
+    }
+
+    /** The schema of the {@code processed_messages} the connection's search path finds; null when it finds none. */
+    private static String whereTheSearchPathFindsTheInbox(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT n.nspname FROM pg_class t JOIN pg_namespace n"
+                + " ON n.oid = t.relnamespace WHERE t.oid = to_regclass('processed_messages')");
+                ResultSet rs = ps.executeQuery()) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    /** Whether {@code schema} is named on the connection's search path (which may name schemas that do not exist yet). */
+    private static boolean onSearchPath(Connection c, String schema) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT current_setting('search_path'), current_user");
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            for (String entry : rs.getString(1).split(",")) {
+                String name = entry.strip();
+                if (name.startsWith("\"") && name.endsWith("\"") && name.length() > 1) {
+                    name = name.substring(1, name.length() - 1).replace("\"\"", "\"");
+                }
+                if (name.equals("$user")) {
+                    name = rs.getString(2);
+                }
+                if (name.equals(schema)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    private static StartupRefusal unreachable(String schema, String found) {
+        return new StartupRefusal("idemkit's tables belong in schema " + schema + " but the data"
+                + " source's search path " + (found == null ? "does not reach them"
+                : "finds processed_messages in schema " + found) + ": put " + schema + " first on it (e.g."
+                + " currentSchema=" + schema + " in the JDBC URL) or set idemkit.postgres.schema to the"
+                + " schema the service uses");
     }
 
     private static String current(DataSource dataSource) {
@@ -83,7 +130,7 @@ public class IdemkitPostgresAutoConfiguration {
             String schema = c.getSchema();
             return schema == null || schema.isBlank() ? "public" : schema;
         } catch (SQLException e) {
-            throw new IllegalStateException("idemkit could not read the data source's current schema; set"
+            throw new StartupRefusal("idemkit could not read the data source's current schema; set"
                     + " idemkit.postgres.schema", e);
         }
     }

@@ -128,14 +128,14 @@ public class IdemkitRabbitAutoConfiguration {
                         Advice[] existing = factory.getAdviceChain();
                         if (existing != null && Arrays.stream(existing).anyMatch(a -> a instanceof
                                 StatelessRetryOperationsInterceptor || a instanceof StatefulRetryOperationsInterceptor)) {
-                            throw new IllegalStateException("idemkit.rabbit.idempotent-listeners=true retries and"
+                            throw new StartupRefusal("idemkit.rabbit.idempotent-listeners=true retries and"
                                     + " dead-letters itself: turn Spring's listener retry off"
                                     + " (spring.rabbitmq.listener.simple.retry.enabled=false); its recoverer would"
                                     + " reject or republish messages that idemkit settles");
                         }
                         if (existing != null && Arrays.stream(existing).anyMatch(a -> a instanceof
                                 org.springframework.transaction.interceptor.TransactionInterceptor)) {
-                            throw new IllegalStateException("idemkit.rabbit.idempotent-listeners=true runs each"
+                            throw new StartupRefusal("idemkit.rabbit.idempotent-listeners=true runs each"
                                     + " delivery in a transaction of its own, committed before the ack: remove the"
                                     + " transaction advice from the listener container factory's advice chain (a"
                                     + " failed attempt would roll back the outer transaction after idemkit scheduled"
@@ -162,7 +162,7 @@ public class IdemkitRabbitAutoConfiguration {
     static class AdapterMissing {
         @Bean
         Object idemkitRabbitAdapterMissing() {
-            throw new IllegalStateException("idemkit.rabbit.idempotent-listeners=true needs dev.idemkit:"
+            throw new StartupRefusal("idemkit.rabbit.idempotent-listeners=true needs dev.idemkit:"
                     + "idemkit-adapters-rabbit on the class path (its retry buckets and dead-letter queues are the"
                     + " listeners' settle paths): add it beside the starter");
         }

@@ -89,7 +89,7 @@ final class IdempotentListenersCheck implements SmartLifecycle {
             }
         }
         if (!problems.isEmpty()) {
-            throw new IllegalStateException("idemkit.rabbit.idempotent-listeners=true, but: " + String.join("; ", problems));
+            throw new StartupRefusal("idemkit.rabbit.idempotent-listeners=true, but: " + String.join("; ", problems));
         }
         for (String q : found) {
             declare.accept(q); // a TopologyMismatchException names the queue and every differing argument

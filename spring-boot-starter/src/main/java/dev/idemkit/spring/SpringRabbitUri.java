@@ -33,7 +33,7 @@ final class SpringRabbitUri {
     /** {@code base} pointed at Spring's connection factory's host (one node). */
     static RabbitSettings of(RabbitSettings base, ConnectionFactory factory) {
         if (!(factory instanceof AbstractConnectionFactory spring)) {
-            throw new IllegalStateException("idemkit's idempotent listeners need Spring's own RabbitMQ connection"
+            throw new StartupRefusal("idemkit's idempotent listeners need Spring's own RabbitMQ connection"
                     + " factory (a CachingConnectionFactory) to find the broker; got " + factory.getClass().getName());
         }
         com.rabbitmq.client.ConnectionFactory rabbit = spring.getRabbitConnectionFactory();

@@ -39,9 +39,18 @@ class StarterStartupChecksIT {
                     .run(context -> {
                         assertThat(context).hasFailed();
                         assertThat(context.getStartupFailure()).rootCause()
-                                .hasMessageContaining("idemkit's tables are in schema " + schema)
+                                .hasMessageContaining("idemkit's tables belong in schema " + schema)
                                 .hasMessageContaining("currentSchema=" + schema);
                     });
+            // refused before anything was created: no schema, no tables left behind
+            try (java.sql.Connection c = ds.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
+                    "SELECT count(*) FROM pg_namespace WHERE nspname = ?")) {
+                ps.setString(1, schema);
+                try (java.sql.ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    assertThat(rs.getLong(1)).as("schema %s left behind by the refused start", schema).isZero();
+                }
+            }
         } finally {
             TestPostgres.dropSchema(schema);
         }

@@ -61,7 +61,8 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
      * The oldest expired records through the index on {@code expires_at}, locked, deleted by row address; run under
      * {@link Sql#PURGE_PLANNER}. The statement's start time is the cutoff: {@code clock_timestamp()} is volatile, so
      * the index scan could not stop at it and would read every record's entry whenever fewer than the batch expired.
-     * A record the statement locked cannot be renewed before it is deleted.
+     * A record the statement locked cannot be renewed before it is deleted; the expiry is checked again on the rows
+     * deleted, as in {@link PostgresRetention#PURGE_PROCESSED}.
      */
     static final String PURGE = """
             DELETE FROM idempotency_records
@@ -71,6 +72,7 @@ public final class PostgresIdempotencyRecords implements IdempotencyRecords {
                 ORDER BY expires_at
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED))
+              AND (expires_at <= statement_timestamp()) IS TRUE
             """;
 
     private final PostgresDatabase db;

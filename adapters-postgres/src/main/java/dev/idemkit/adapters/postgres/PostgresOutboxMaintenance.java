@@ -19,7 +19,7 @@ final class PostgresOutboxMaintenance implements OutboxMaintenance {
                    min(appended_at) FILTER (WHERE parked_at IS NULL)
             FROM outbox_messages WHERE sent_at IS NULL
             """;
-    /** As the inbox's purge ({@link PostgresRetention#PURGE_PROCESSED}): oldest first, through the sent rows' index. */
+    /** As the inbox's purge ({@link PostgresRetention#PURGE_PROCESSED}): oldest first, through the sent rows' index, the age checked again on the rows deleted. */
     static final String PURGE_SENT = """
             DELETE FROM outbox_messages
             WHERE ctid = ANY (ARRAY(
@@ -28,6 +28,7 @@ final class PostgresOutboxMaintenance implements OutboxMaintenance {
                 ORDER BY sent_at
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED))
+              AND (sent_at < ?) IS TRUE
             """;
 
 
@@ -59,6 +60,7 @@ final class PostgresOutboxMaintenance implements OutboxMaintenance {
             int n = Sql.purgeBatch(dataSource, "outbox retention", PURGE_SENT, ps -> {
                 Sql.setInstant(ps, 1, before);
                 ps.setInt(2, batch);
+                Sql.setInstant(ps, 3, before);
             });
             total += n;
             if (n < batch) {

@@ -54,6 +54,13 @@ final class Sql {
      */
     static final String PURGE_PLANNER = "SET LOCAL enable_seqscan = off";
 
+    /** Sets {@link #PURGE_PLANNER} in {@code c}'s current transaction. */
+    static void purgePlanner(Connection c) throws SQLException {
+        try (Statement planner = c.createStatement()) {
+            planner.execute(PURGE_PLANNER);
+        }
+    }
+
     /** A statement's parameters. */
     @FunctionalInterface
     interface Binder {
@@ -63,9 +70,7 @@ final class Sql {
     /** One retention batch in its own transaction, under {@link #PURGE_PLANNER}: the rows it deleted. */
     static int purgeBatch(DataSource ds, String what, String sql, Binder binder) {
         return inTransaction(ds, what, c -> {
-            try (Statement planner = c.createStatement()) {
-                planner.execute(PURGE_PLANNER);
-            }
+            purgePlanner(c);
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 binder.bind(ps);
                 return ps.executeUpdate();
