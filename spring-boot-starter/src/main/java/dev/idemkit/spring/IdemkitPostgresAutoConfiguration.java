@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Optional;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -39,8 +40,8 @@ public class IdemkitPostgresAutoConfiguration {
     @ConditionalOnMissingBean
     IdemkitSchema idemkitSchema(DataSource dataSource, IdemkitProperties properties) {
         String schema = Optional.ofNullable(properties.getPostgres().getSchema()).orElseGet(() -> current(dataSource));
-        requireReachable(dataSource, schema); // before any DDL: a start it refuses leaves nothing behind
         if (properties.getPostgres().getMigrations() == IdemkitProperties.Migrations.IDEMKIT) {
+            requireReachable(dataSource, schema); // before any DDL: a start it refuses leaves nothing behind
             PostgresDatabase.applyMigrations(dataSource, schema);
         } else {
             LOG.info("idemkit migrations left to the service (idemkit.postgres.migrations=none), schema {}", schema);
@@ -73,14 +74,28 @@ public class IdemkitPostgresAutoConfiguration {
     }
 
     /**
-     * Before idemkit creates anything: its tables, once in {@code schema}, will be the ones the search path finds.
-     * Either they are there already, or no schema on the path has a table of that name and {@code schema} is on it.
+     * Before idemkit creates anything: once its tables are in {@code schema}, the search path will find them there.
+     * PostgreSQL answers that itself, in a transaction that creates the schema and an empty table of that name if they
+     * are missing, asks {@code to_regclass}, and is rolled back: no parsing of the search path (quoted names, case
+     * folding, {@code $user}), and an earlier table of that name in another schema on the path counts as it would.
+     * Needs the CREATE rights the migrations need. With {@code idemkit.postgres.migrations=none} nothing is created,
+     * and only {@link #requireVisible} runs.
      */
     private static void requireReachable(DataSource dataSource, String schema) {
         try (Connection c = dataSource.getConnection()) {
-            String found = whereTheSearchPathFindsTheInbox(c);
-            if (found != null ? !schema.equals(found) : !onSearchPath(c, schema)) {
-                throw unreachable(schema, found);
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try (Statement st = c.createStatement()) {
+                String quoted = "\"" + schema.replace("\"", "\"\"") + "\"";
+                st.execute("CREATE SCHEMA IF NOT EXISTS " + quoted);
+                st.execute("CREATE TABLE IF NOT EXISTS " + quoted + ".processed_messages ()");
+                String found = whereTheSearchPathFindsTheInbox(c);
+                if (!schema.equals(found)) {
+                    throw unreachable(schema, found);
+                }
+            } finally {
+                c.rollback();
+                c.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {
             throw new IllegalStateException("idemkit could not check where its tables would be", e);
@@ -93,27 +108,6 @@ public class IdemkitPostgresAutoConfiguration {
                 + " ON n.oid = t.relnamespace WHERE t.oid = to_regclass('processed_messages')");
                 ResultSet rs = ps.executeQuery()) {
             return rs.next() ? rs.getString(1) : null;
-        }
-    }
-
-    /** Whether {@code schema} is named on the connection's search path (which may name schemas that do not exist yet). */
-    private static boolean onSearchPath(Connection c, String schema) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT current_setting('search_path'), current_user");
-                ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            for (String entry : rs.getString(1).split(",")) {
-                String name = entry.strip();
-                if (name.startsWith("\"") && name.endsWith("\"") && name.length() > 1) {
-                    name = name.substring(1, name.length() - 1).replace("\"\"", "\"");
-                }
-                if (name.equals("$user")) {
-                    name = rs.getString(2);
-                }
-                if (name.equals(schema)) {
-                    return true;
-                }
-            }
-            return false;
         }
     }
 
@@ -130,7 +124,7 @@ public class IdemkitPostgresAutoConfiguration {
             String schema = c.getSchema();
             return schema == null || schema.isBlank() ? "public" : schema;
         } catch (SQLException e) {
-            throw new StartupRefusal("idemkit could not read the data source's current schema; set"
+            throw new IllegalStateException("idemkit could not read the data source's current schema; set"
                     + " idemkit.postgres.schema", e);
         }
     }

@@ -6,9 +6,13 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 /**
  * Spring Boot's report of a failed start, for idemkit's refusals: the refusal itself as the description, and what to
  * change as the action, instead of the outermost wrapper ("Unable to start web server"). Registered in
- * {@code META-INF/spring.factories}; public because Spring Boot instantiates it from there.
+ * {@code META-INF/spring.factories} (Spring Boot instantiates it from there, package-private as it is). A refusal
+ * carries no database error: one that did would be hidden here, since Boot then logs the cause only at DEBUG.
  */
-public final class IdemkitStartupFailureAnalyzer extends AbstractFailureAnalyzer<StartupRefusal> {
+final class IdemkitStartupFailureAnalyzer extends AbstractFailureAnalyzer<StartupRefusal> {
+    IdemkitStartupFailureAnalyzer() {
+    }
+
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, StartupRefusal cause) {
         return new FailureAnalysis("idemkit refused the start: " + cause.getMessage(),

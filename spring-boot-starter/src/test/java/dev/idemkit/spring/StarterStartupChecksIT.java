@@ -56,6 +56,38 @@ class StarterStartupChecksIT {
         }
     }
 
+    /**
+     * A table of the same name in a schema later on the search path (another library's processed_messages, or
+     * idemkit's old home) does not stop the start: once created first on the path, idemkit's tables are the ones
+     * found. A check that read the path before migrating refused this start (a helper's review).
+     */
+    @Test
+    void anInboxTableOfTheSameNameLaterOnTheSearchPathDoesNotStopTheStart() throws Exception {
+        String schema = TestPostgres.uniqueSchema("idemkit_first");
+        String other = TestPostgres.uniqueSchema("idemkit_later");
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setURL(PG.url() + (PG.url().contains("?") ? "&" : "?") + "currentSchema=" + schema + "," + other);
+        ds.setUser(PG.user());
+        ds.setPassword(PG.password());
+        try (java.sql.Connection c = ds.getConnection(); java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE SCHEMA " + other);
+            st.execute("CREATE TABLE " + other + ".processed_messages (id text)");
+        }
+        try {
+            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemkitAutoConfiguration.class,
+                    IdemkitPostgresAutoConfiguration.class))
+                    .withBean(DataSource.class, () -> ds).withPropertyValues("idemkit.postgres.schema=" + schema)
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        assertThat(context.getBean(IdemkitAutoConfiguration.IdemkitSchema.class).name())
+                                .isEqualTo(schema);
+                    });
+        } finally {
+            TestPostgres.dropSchema(schema);
+            TestPostgres.dropSchema(other);
+        }
+    }
+
     private static IdempotentListenersCheck check(SimpleMessageListenerContainer container, Set<String> queues) {
         RabbitListenerEndpointRegistry registry = new RabbitListenerEndpointRegistry() {
             @Override
