@@ -75,8 +75,8 @@ public class IdemkitPostgresAutoConfiguration {
 
     /**
      * Before idemkit creates anything: once its tables are in {@code schema}, the search path will find them there.
-     * PostgreSQL answers that itself, in a transaction that creates the schema and an empty table of that name if they
-     * are missing, asks {@code to_regclass}, and is rolled back: no parsing of the search path (quoted names, case
+     * PostgreSQL answers that itself, in a transaction that creates the schema and an empty table of that name where
+     * they are missing, asks {@code to_regclass}, and is rolled back: no parsing of the search path (quoted names, case
      * folding, {@code $user}), and an earlier table of that name in another schema on the path counts as it would.
      * Needs the CREATE rights the migrations need. With {@code idemkit.postgres.migrations=none} nothing is created,
      * and only {@link #requireVisible} runs.
@@ -86,9 +86,16 @@ public class IdemkitPostgresAutoConfiguration {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(false);
             try (Statement st = c.createStatement()) {
+                // only what is missing: CREATE ... IF NOT EXISTS checks the right to create before it looks, and a
+                // role without it runs fine on a schema and tables a DBA made
                 String quoted = "\"" + schema.replace("\"", "\"\"") + "\"";
-                st.execute("CREATE SCHEMA IF NOT EXISTS " + quoted);
-                st.execute("CREATE TABLE IF NOT EXISTS " + quoted + ".processed_messages ()");
+                if (!exists(c, "SELECT 1 FROM pg_namespace WHERE nspname = ?", schema)) {
+                    st.execute("CREATE SCHEMA " + quoted);
+                }
+                if (!exists(c, "SELECT 1 FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace"
+                        + " WHERE n.nspname = ? AND t.relname = 'processed_messages'", schema)) {
+                    st.execute("CREATE TABLE " + quoted + ".processed_messages ()");
+                }
                 String found = whereTheSearchPathFindsTheInbox(c);
                 if (!schema.equals(found)) {
                     throw unreachable(schema, found);
@@ -99,6 +106,15 @@ public class IdemkitPostgresAutoConfiguration {
             }
         } catch (SQLException e) {
             throw new IllegalStateException("idemkit could not check where its tables would be", e);
+        }
+    }
+
+    private static boolean exists(Connection c, String sql, String schema) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 

@@ -88,6 +88,47 @@ class StarterStartupChecksIT {
         }
     }
 
+    /**
+     * A role without the right to create schemas starts on a schema and tables a DBA made: the check before the
+     * migrations creates only what is missing (CREATE SCHEMA IF NOT EXISTS asks for that right even when the schema
+     * is there).
+     */
+    @Test
+    void aRoleThatMayNotCreateSchemasStartsOnTheSchemaItWasGiven() throws Exception {
+        String schema = TestPostgres.uniqueSchema("idemkit_given");
+        String role = schema + "_role";
+        PGSimpleDataSource admin = new PGSimpleDataSource();
+        admin.setURL(PG.url());
+        admin.setUser(PG.user());
+        admin.setPassword(PG.password());
+        try (java.sql.Connection c = admin.getConnection(); java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE ROLE " + role + " LOGIN");
+            st.execute("CREATE SCHEMA " + schema + " AUTHORIZATION " + role);
+        }
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setURL(PG.url() + (PG.url().contains("?") ? "&" : "?") + "currentSchema=" + schema);
+        ds.setUser(role);
+        try {
+            try (java.sql.Connection c = ds.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
+                    "SELECT has_database_privilege(current_database(), 'CREATE')");
+                    java.sql.ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                // where PUBLIC may create schemas in this database, the case cannot be set up here
+                org.junit.jupiter.api.Assumptions.assumeFalse(rs.getBoolean(1), "a new role may create schemas here");
+            }
+            dev.idemkit.adapters.postgres.PostgresDatabase.applyMigrations(ds, schema); // the DBA's part, as the role
+            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemkitAutoConfiguration.class,
+                    IdemkitPostgresAutoConfiguration.class))
+                    .withBean(DataSource.class, () -> ds).withPropertyValues("idemkit.postgres.schema=" + schema)
+                    .run(context -> assertThat(context).hasNotFailed());
+        } finally {
+            TestPostgres.dropSchema(schema);
+            try (java.sql.Connection c = admin.getConnection(); java.sql.Statement st = c.createStatement()) {
+                st.execute("DROP ROLE IF EXISTS " + role);
+            }
+        }
+    }
+
     private static IdempotentListenersCheck check(SimpleMessageListenerContainer container, Set<String> queues) {
         RabbitListenerEndpointRegistry registry = new RabbitListenerEndpointRegistry() {
             @Override
