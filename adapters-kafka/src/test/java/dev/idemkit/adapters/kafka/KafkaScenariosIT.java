@@ -12,6 +12,7 @@ import dev.idemkit.domain.retry.Jitter;
 import dev.idemkit.domain.retry.RandomSource;
 import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.contract.Eventually;
+import dev.idemkit.ports.forwarding.ForwardingInboxStore;
 import dev.idemkit.ports.memory.InMemoryCounter;
 import dev.idemkit.ports.memory.InMemoryInboxStore;
 import dev.idemkit.ports.memory.InMemoryUnitOfWork;
@@ -20,7 +21,6 @@ import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.DeadLetterEntry;
 import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.Effect;
-import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.ports.out.OutgoingMessage;
@@ -33,7 +33,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -116,7 +115,7 @@ class KafkaScenariosIT extends KafkaITBase {
         // compared with two retry delays on a loaded machine. It holds before the inbox, not in the effect: the
         // in-memory inbox runs one effect at a time, so a wait inside it kept the twenty out and ran out whenever they
         // were not all done before the third attempt began (a CI run under load).
-        InboxStore<InMemoryUnitOfWork> holding = new InboxStore<>() {
+        InboxStore<InMemoryUnitOfWork> holding = new ForwardingInboxStore<>(inbox) {
             @Override
             public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint,
                     Effect<? super InMemoryUnitOfWork, R> effect) {
@@ -128,17 +127,7 @@ class KafkaScenariosIT extends KafkaITBase {
                         goodSeenByLastAttempt.set((int) counter.read("good"));
                     }
                 }
-                return inbox.runOnce(key, fingerprint, effect);
-            }
-
-            @Override
-            public Optional<Fingerprint> recorded(InboxKey key) {
-                return inbox.recorded(key);
-            }
-
-            @Override
-            public Guarantee guarantee() {
-                return inbox.guarantee();
+                return delegate().runOnce(key, fingerprint, effect);
             }
         };
         subscriptions.add(t.subscribe(topic, runtime(holding, (m, w) -> {
