@@ -114,6 +114,18 @@ public final class GlobalOptions {
     @Option(names = "--inbox-retention", description = "how long processed keys are kept (default 7d)")
     String inboxRetention;
 
+    @Option(names = "--retention-every", description = "time between serve's retention runs (default 10m)")
+    String retentionEvery;
+
+    @Option(names = "--outbox-sent-retention", description = "how long a sent outbox message is kept (default 1d)")
+    String outboxSentRetention;
+
+    @Option(names = "--retention-batch-size", description = "rows per retention batch, each its own transaction (default 1000)")
+    String retentionBatchSize;
+
+    @Option(names = "--retention-pause", description = "pause after each retention batch, leaving the database to the writers (default 10ms)")
+    String retentionPause;
+
     @Option(names = "--dlq-retention", description = "how old a dead letter may be for a redrive on one approval (default 4d; older ones need a second approval; at most 14d on SQS)")
     String dlqRetention;
 
@@ -155,6 +167,10 @@ public final class GlobalOptions {
         put(f, "dlq.alert.threshold", dlqAlertThreshold);
         put(f, "inbox.retention", inboxRetention);
         put(f, "dlq.retention", dlqRetention);
+        put(f, "retention.every", retentionEvery);
+        put(f, "outbox.sent-retention", outboxSentRetention);
+        put(f, "retention.batch-size", retentionBatchSize);
+        put(f, "retention.pause", retentionPause);
         put(f, "concurrency", concurrency);
         return f;
     }

@@ -8,6 +8,7 @@ import dev.idemkit.app.http.ApiServer;
 import dev.idemkit.app.http.PaymentsApi;
 import dev.idemkit.app.wiring.Assembly;
 import dev.idemkit.app.wiring.ConsumerKind;
+import dev.idemkit.app.wiring.RetentionRun;
 import dev.idemkit.ports.in.DeadLetters;
 import dev.idemkit.ports.out.OutboxMaintenance;
 import dev.idemkit.ports.out.OutboxStore;
@@ -47,8 +48,6 @@ final class ServeCommand extends AppCommand {
     /** How long a SIGTERM waits for the subscriptions, the API and the engines to close. */
     private static final Duration CLOSE_BOUND = Duration.ofSeconds(60);
 
-    @Option(names = "--retention-every", defaultValue = "600", description = "seconds between retention runs (default 600)")
-    long retentionEverySeconds;
 
     @Option(names = "--dlq-check-every", defaultValue = "30", description = "seconds between DLQ depth checks (default 30)")
     long dlqEverySeconds;
@@ -134,6 +133,11 @@ final class ServeCommand extends AppCommand {
                 t.setDaemon(true);
                 return t;
             });
+            ScheduledExecutorService retention = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "idemkit-retention");
+                t.setDaemon(true);
+                return t;
+            });
             try {
                 for (ConsumerKind kind : ConsumerKind.values()) {
                     String queue = assembly.transportBinding().queue(kind.queue());
@@ -150,8 +154,10 @@ final class ServeCommand extends AppCommand {
                     scheduler.scheduleWithFixedDelay(() -> checkDlq(assembly, dlq, queue), 0, dlqEverySeconds,
                             TimeUnit.SECONDS);
                 }
-                scheduler.scheduleWithFixedDelay(() -> retention(assembly), retentionEverySeconds,
-                        retentionEverySeconds, TimeUnit.SECONDS);
+                // a thread of its own: a run that works off a backlog takes as long as it takes, beside the DLQ checks
+                long every = settings.store().retention().every().toMillis();
+                retention.scheduleWithFixedDelay(() -> retention(assembly, () -> stopped.getCount() > 0), every, every,
+                        TimeUnit.MILLISECONDS);
                 relay = assembly.outboxRelay(outboxAttempts).orElse(null);
                 if (relay != null) {
                     relay.start();
@@ -183,6 +189,7 @@ final class ServeCommand extends AppCommand {
                 console.close(); // its redrive jobs stop between two dead letters, before the broker is closed
             } finally {
                 scheduler.shutdownNow();
+                retention.shutdownNow(); // a run in progress stops before its next batch
                 if (relay != null) {
                     relay.close(); // after the consumers: what they appended last goes out now or at the next start
                 }
@@ -224,9 +231,11 @@ final class ServeCommand extends AppCommand {
         }
     }
 
-    private static void retention(Assembly assembly) {
+    private static void retention(Assembly assembly, java.util.function.BooleanSupplier keepGoing) {
         try {
-            LOG.info("retention: {}", assembly.store().purgeExpired(assembly.clock().now()));
+            RetentionRun run = assembly.store().purgeExpired(assembly.clock().now(), keepGoing);
+            assembly.metrics().retention(run.deleted(), run.oldestInboxKey(), run.caughtUp());
+            LOG.info("retention: {}", run.summary());
         } catch (RuntimeException e) {
             LOG.warn("retention failed: {}", e.toString());
         }

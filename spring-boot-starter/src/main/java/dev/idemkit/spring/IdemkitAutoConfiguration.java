@@ -29,7 +29,13 @@ public class IdemkitAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     InboxMeters idemkitInboxMeters(ObjectProvider<MeterRegistryHolder> registry) {
-        return registry.getIfAvailable(() -> () -> InboxMeters.NONE).meters();
+        return registry.getIfAvailable(() -> MeterRegistryHolder.NONE).meters();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    RetentionMeters idemkitRetentionMeters(ObjectProvider<MeterRegistryHolder> registry) {
+        return registry.getIfAvailable(() -> MeterRegistryHolder.NONE).retention();
     }
 
     /** The Micrometer bridge, only when Micrometer is on the class path (it is optional). */
@@ -40,14 +46,38 @@ public class IdemkitAutoConfiguration {
         @ConditionalOnBean(MeterRegistry.class)
         MeterRegistryHolder idemkitMeterRegistryHolder(MeterRegistry registry) {
             MicrometerInboxMeters meters = new MicrometerInboxMeters(registry);
-            return () -> meters;
+            MicrometerRetentionMeters retention = new MicrometerRetentionMeters(registry);
+            return new MeterRegistryHolder() {
+                @Override
+                public InboxMeters meters() {
+                    return meters;
+                }
+
+                @Override
+                public RetentionMeters retention() {
+                    return retention;
+                }
+            };
         }
     }
 
-    /** Lets the meters bean depend on Micrometer without naming it where it may be absent. */
-    @FunctionalInterface
+    /** Lets the meters beans depend on Micrometer without naming it where it may be absent. */
     interface MeterRegistryHolder {
+        MeterRegistryHolder NONE = new MeterRegistryHolder() {
+            @Override
+            public InboxMeters meters() {
+                return InboxMeters.NONE;
+            }
+
+            @Override
+            public RetentionMeters retention() {
+                return RetentionMeters.NONE;
+            }
+        };
+
         InboxMeters meters();
+
+        RetentionMeters retention();
     }
 
     /** The schema idemkit's tables are in (after its migrations ran, when idemkit applies them). */

@@ -2,12 +2,17 @@ package dev.idemkit.spring;
 
 import dev.idemkit.adapters.postgres.JoinedInboxStore;
 import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.adapters.postgres.PostgresRetention;
+import dev.idemkit.domain.retry.Backoff;
+import dev.idemkit.domain.retry.Jitter;
+import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.spring.IdemkitAutoConfiguration.IdemkitSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Optional;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -56,6 +61,44 @@ public class IdemkitPostgresAutoConfiguration {
         LOG.info("idemkit inbox joins the service's transactions on schema {}: exactly-once effect for writes in"
                 + " the same transaction", schema.name());
         return new IdempotentInbox(new JoinedInboxStore(new SpringCallerTransaction(dataSource)), meters);
+    }
+
+    /**
+     * Retention of idemkit's tables ({@code idemkit.retention.*}), the same loop as {@code idemkit serve}'s. Refused at
+     * start-up: a dedup window shorter than the idempotent listeners' retries (a retried message could come back
+     * after its key was deleted and run again), and a policy outside its bounds, naming the property.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(prefix = "idemkit.retention", name = "enabled", matchIfMissing = true)
+    IdemkitRetention idemkitRetention(DataSource dataSource, IdemkitSchema schema, IdemkitProperties properties,
+            RetentionMeters meters) {
+        IdemkitProperties.Retention r = properties.getRetention();
+        PostgresRetention.Policy policy;
+        try {
+            policy = new PostgresRetention.Policy(r.getInbox(), r.getSentOutbox(), r.getBatchSize(), r.getPause());
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new StartupRefusal("idemkit.retention.*: " + e.getMessage() + " (inbox, sent-outbox and pause are"
+                    + " durations, batch-size 1 to 100000)", e);
+        }
+        if (r.getEvery() == null || r.getEvery().isNegative() || r.getEvery().isZero()) {
+            throw new StartupRefusal("idemkit.retention.every must be a positive duration, got " + r.getEvery());
+        }
+        IdemkitProperties.Retry retry = properties.getRetry();
+        Duration horizon = RetryPolicy.defaults().withMaxAttempts(retry.getMaxAttempts())
+                .withBackoff(Backoff.exponential(retry.getBaseDelay(), retry.getMaxDelay(), Jitter.FULL))
+                .longestRetryHorizon();
+        if (policy.inbox().compareTo(horizon) < 0) {
+            throw new StartupRefusal("idemkit.retention.inbox " + policy.inbox() + " is shorter than the idempotent"
+                    + " listeners' longest retry horizon " + horizon + " (idemkit.retry.*): a message retried after its"
+                    + " key was deleted would run again; keep the dedup window longer than every way a message can"
+                    + " come back, dead letters you may redrive included");
+        }
+        LOG.info("idemkit retention of the tables in schema {} every {}: inbox keys kept {}, sent outbox rows {},"
+                + " expired Idempotency-Key records deleted; {} rows per batch, {} between batches", schema.name(),
+                IdemkitRetention.human(r.getEvery()), IdemkitRetention.human(policy.inbox()),
+                IdemkitRetention.human(policy.sentOutbox()), policy.batchSize(), IdemkitRetention.human(policy.pause()));
+        return new IdemkitRetention(new PostgresRetention(dataSource), policy, r.getEvery(), meters);
     }
 
     /**

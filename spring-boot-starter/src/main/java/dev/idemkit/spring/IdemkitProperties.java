@@ -15,6 +15,7 @@ public class IdemkitProperties {
     private final Retry retry = new Retry();
     private final Rabbit rabbit = new Rabbit();
     private final Http http = new Http();
+    private final Retention retention = new Retention();
 
     public boolean isEnabled() {
         return enabled;
@@ -38,6 +39,83 @@ public class IdemkitProperties {
 
     public Http getHttp() {
         return http;
+    }
+
+    public Retention getRetention() {
+        return retention;
+    }
+
+    /**
+     * Retention of idemkit's tables, run by the starter on a thread of its own: inbox keys older than {@code inbox},
+     * Idempotency-Key records past their expiry (completion + {@code idemkit.http.ttl}) and outbox rows sent more than
+     * {@code sent-outbox} ago, in short batches that skip rows a writer holds.
+     */
+    public static class Retention {
+        /** Whether the starter deletes what is past retention (false: you purge the tables yourself). */
+        private boolean enabled = true;
+
+        /** The dedup window: how long an inbox key is kept (a message redelivered later would run again). */
+        private Duration inbox = Duration.ofDays(7);
+
+        /** How long an outbox row is kept after it was sent (unsent rows are never deleted by retention). */
+        private Duration sentOutbox = Duration.ofDays(1);
+
+        /** Time between two runs (the first one after it too); a run goes on until caught up. */
+        private Duration every = Duration.ofMinutes(10);
+
+        /** Rows per batch, each batch one short transaction. */
+        private int batchSize = 1000;
+
+        /** The pause after each batch, which leaves the database to the service's writers. */
+        private Duration pause = Duration.ofMillis(10);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInbox() {
+            return inbox;
+        }
+
+        public void setInbox(Duration inbox) {
+            this.inbox = inbox;
+        }
+
+        public Duration getSentOutbox() {
+            return sentOutbox;
+        }
+
+        public void setSentOutbox(Duration sentOutbox) {
+            this.sentOutbox = sentOutbox;
+        }
+
+        public Duration getEvery() {
+            return every;
+        }
+
+        public void setEvery(Duration every) {
+            this.every = every;
+        }
+
+        public int getBatchSize() {
+            return batchSize;
+        }
+
+        public void setBatchSize(int batchSize) {
+            this.batchSize = batchSize;
+        }
+
+        public Duration getPause() {
+            return pause;
+        }
+
+        public void setPause(Duration pause) {
+            this.pause = pause;
+        }
     }
 
     /** The Idempotency-Key protocol in front of Spring MVC endpoints. */

@@ -57,16 +57,21 @@ final class PostgresOutboxMaintenance implements OutboxMaintenance {
         }
         long total = 0;
         for (int i = 0; i < maxBatches; i++) {
-            int n = Sql.purgeBatch(dataSource, "outbox retention", PURGE_SENT, ps -> {
-                Sql.setInstant(ps, 1, before);
-                ps.setInt(2, batch);
-                Sql.setInstant(ps, 3, before);
-            });
+            int n = purgeSentBatch(dataSource, before, batch);
             total += n;
             if (n < batch) {
                 break;
             }
         }
         return total;
+    }
+
+    /** One batch of {@link #PURGE_SENT}: up to {@code batch} rows sent before {@code before}; how many it deleted. */
+    static int purgeSentBatch(DataSource dataSource, Instant before, int batch) {
+        return Sql.purgeBatch(dataSource, "outbox retention", PURGE_SENT, ps -> {
+            Sql.setInstant(ps, 1, before);
+            ps.setInt(2, batch);
+            Sql.setInstant(ps, 3, before);
+        });
     }
 }

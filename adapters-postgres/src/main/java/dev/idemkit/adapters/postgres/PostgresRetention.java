@@ -1,18 +1,28 @@
 package dev.idemkit.adapters.postgres;
 
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
+import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deletes processed inbox keys older than their TTL and expired Idempotency-Key records, in bounded
- * batches, each batch its own short transaction: no table lock, no unbounded DELETE, writers never
- * wait long. Meant to be called by the application's scheduler. Thread-safe.
+ * Retention for idemkit's three tables, the one loop that {@code serve} and the Spring starter both schedule: inbox
+ * keys older than the dedup window, Idempotency-Key records past their expiry (completion + the protocol's TTL, on the
+ * database's clock) and outbox rows sent longer ago than a day (by default). Unsent outbox rows and keys inside the
+ * window are never touched.
  *
- * <p>One batch: {@link #PURGE_PROCESSED}, the oldest {@code n} keys before the cutoff through the index on
- * {@code processed_at}, deleted by row address.
+ * <p>Writers never wait on it: every batch is its own short transaction of one statement that takes the oldest rows
+ * through the age index, skips rows another transaction holds ({@code FOR UPDATE SKIP LOCKED}) and deletes by row
+ * address, and the loop pauses between batches ({@link Policy#pause()}), so that a backlog of a million keys is worked
+ * off beside the writers instead of ahead of them. A run goes on until every table is caught up with the cutoffs it
+ * computed when it began (a service that outgrew the schedule catches up in one run), or until its caller says stop.
+ * Thread-safe; runs from several instances at once are safe (they skip each other's rows).
  */
 public final class PostgresRetention {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresRetention.class);
@@ -35,54 +45,201 @@ public final class PostgresRetention {
               AND (processed_at < ?) IS TRUE
             """;
 
-    /** How many rows one run deleted. */
-    public record Report(long processedMessages, long idempotencyRecords) {}
+    /** The oldest key kept, the first entry of the age index. */
+    static final String OLDEST_PROCESSED = "SELECT min(processed_at) FROM processed_messages";
+    /** The oldest sent outbox row kept, from the partial index on sent rows. */
+    static final String OLDEST_SENT = "SELECT min(sent_at) FROM outbox_messages WHERE sent_at IS NOT NULL";
 
-    private final PostgresDatabase db;
-    private final PostgresIdempotencyRecords records;
+    /**
+     * What retention keeps and how fast it deletes.
+     *
+     * @param inbox      how long an inbox key is kept (the dedup window: a message redelivered later runs again)
+     * @param sentOutbox how long a sent outbox row is kept for an operator's look
+     * @param batchSize  rows per batch (one short transaction), 1 to 100,000
+     * @param pause      the pause after each batch, which leaves the database to the writers; zero for none
+     */
+    public record Policy(Duration inbox, Duration sentOutbox, int batchSize, Duration pause) {
+        /** The inbox's default dedup window. */
+        public static final Duration DEFAULT_INBOX = Duration.ofDays(7);
+        /** How long a sent outbox row is kept by default. */
+        public static final Duration DEFAULT_SENT_OUTBOX = Duration.ofDays(1);
+        /** Rows per batch by default. */
+        public static final int DEFAULT_BATCH_SIZE = 1000;
+        /** The pause after each batch by default (RetentionBenchmark: writers keep their pace during a purge). */
+        public static final Duration DEFAULT_PAUSE = Duration.ofMillis(10);
 
-    public PostgresRetention(PostgresDatabase db) {
-        this.db = Objects.requireNonNull(db, "db");
-        this.records = new PostgresIdempotencyRecords(db);
+        public Policy {
+            require(inbox, "inbox");
+            require(sentOutbox, "sentOutbox");
+            require(pause, "pause");
+            if (batchSize < 1 || batchSize > 100_000) {
+                throw new IllegalArgumentException("retention batch size must be 1 to 100000, got " + batchSize);
+            }
+        }
+
+        private static void require(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException("retention " + name + " must not be negative, got " + d);
+            }
+        }
+
+        /** 7 days of inbox keys, a day of sent outbox rows, batches of 1000, 10 ms between batches. */
+        public static Policy defaults() {
+            return new Policy(DEFAULT_INBOX, DEFAULT_SENT_OUTBOX, DEFAULT_BATCH_SIZE, DEFAULT_PAUSE);
+        }
+
+        public Policy withInbox(Duration d) {
+            return new Policy(d, sentOutbox, batchSize, pause);
+        }
+
+        public Policy withSentOutbox(Duration d) {
+            return new Policy(inbox, d, batchSize, pause);
+        }
+
+        public Policy withBatchSize(int n) {
+            return new Policy(inbox, sentOutbox, n, pause);
+        }
+
+        public Policy withPause(Duration d) {
+            return new Policy(inbox, sentOutbox, batchSize, d);
+        }
     }
 
     /**
-     * Deletes inbox keys processed before {@code now - inboxTtl} and records expired on the database's clock,
-     * {@code batchSize} rows per transaction, at most {@code maxBatches} batches of each kind.
+     * What one run deleted, per table, and whether it caught up (false when its caller stopped it first, or it was
+     * interrupted).
      */
-    public Report purge(Instant now, Duration inboxTtl, int batchSize, int maxBatches) {
+    public record Report(long processedMessages, long idempotencyRecords, long sentOutbox, boolean caughtUp) {
+        public long total() {
+            return processedMessages + idempotencyRecords + sentOutbox;
+        }
+
+        @Override
+        public String toString() {
+            return "deleted " + processedMessages + " inbox keys, " + idempotencyRecords
+                    + " expired Idempotency-Key records, " + sentOutbox + " sent outbox rows"
+                    + (caughtUp ? "" : " (stopped before catching up)");
+        }
+    }
+
+    /** The oldest row each table keeps: how far back the inbox's dedup window reaches now, and the sent outbox's. */
+    public record Oldest(Optional<Instant> processedMessage, Optional<Instant> sentOutbox) {
+        public Oldest {
+            Objects.requireNonNull(processedMessage, "processedMessage");
+            Objects.requireNonNull(sentOutbox, "sentOutbox");
+        }
+
+        /** The oldest inbox key's age at {@code now}; zero for an empty inbox. */
+        public Duration inboxAge(Instant now) {
+            return processedMessage.map(t -> Duration.between(t, now)).filter(d -> !d.isNegative()).orElse(Duration.ZERO);
+        }
+    }
+
+    private final DataSource dataSource;
+
+    public PostgresRetention(DataSource dataSource) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    public PostgresRetention(PostgresDatabase db) {
+        this(Objects.requireNonNull(db, "db").dataSource());
+    }
+
+    /**
+     * Deletes everything due at {@code now} under {@code policy}, batch after batch with the policy's pause between,
+     * until every table is caught up or {@code keepGoing} answers false (asked before each batch). An interrupt stops
+     * it too (the flag is kept). A database failure ends the run with a {@link
+     * dev.idemkit.ports.out.StoreUnavailableException}; what was deleted before it stays deleted.
+     */
+    public Report purge(Instant now, Policy policy, BooleanSupplier keepGoing) {
         Objects.requireNonNull(now, "now");
-        Objects.requireNonNull(inboxTtl, "inboxTtl");
-        if (batchSize < 1 || maxBatches < 1 || inboxTtl.isNegative()) {
-            throw new IllegalArgumentException("batch size and max batches must be positive and the TTL not negative");
+        Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(keepGoing, "keepGoing");
+        Instant inboxCutoff = now.minus(policy.inbox());
+        Instant sentCutoff = now.minus(policy.sentOutbox());
+        Loop loop = new Loop(policy, keepGoing);
+        long processed = loop.run(n -> purgeProcessedBatch(inboxCutoff, n));
+        long records = loop.run(n -> Sql.purgeBatch(dataSource, "idempotency purge", PostgresIdempotencyRecords.PURGE,
+                ps -> ps.setInt(1, n)));
+        long sent = loop.run(n -> PostgresOutboxMaintenance.purgeSentBatch(dataSource, sentCutoff, n));
+        Report report = new Report(processed, records, sent, !loop.stopped);
+        if (report.total() > 0 || !report.caughtUp()) {
+            LOG.info("retention {} (inbox window {}, sent outbox kept {})", report, policy.inbox(), policy.sentOutbox());
         }
-        long processed = 0;
-        for (int i = 0; i < maxBatches; i++) {
-            int n = purgeProcessedBatch(now.minus(inboxTtl), batchSize);
-            processed += n;
-            if (n < batchSize) {
-                break;
+        return report;
+    }
+
+    /** The oldest inbox key and sent outbox row kept (each one read of an index's first entry). */
+    public Oldest oldest() {
+        return Sql.inTransaction(dataSource, "retention oldest", c -> {
+            Optional<Instant> key;
+            Optional<Instant> sent;
+            try (PreparedStatement ps = c.prepareStatement(OLDEST_PROCESSED); ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                key = Optional.ofNullable(Sql.instant(rs, 1));
             }
-        }
-        long expired = 0;
-        for (int i = 0; i < maxBatches; i++) {
-            int n = records.purgeExpired(batchSize);
-            expired += n;
-            if (n < batchSize) {
-                break;
+            try (PreparedStatement ps = c.prepareStatement(OLDEST_SENT); ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                sent = Optional.ofNullable(Sql.instant(rs, 1));
             }
-        }
-        LOG.info("retention deleted processed_messages={} idempotency_records={} (inbox ttl {})", processed, expired,
-                inboxTtl);
-        return new Report(processed, expired);
+            return new Oldest(key, sent);
+        });
     }
 
     /** Deletes up to {@code batchSize} inbox keys processed before {@code cutoff}; returns how many. */
     public int purgeProcessedBatch(Instant cutoff, int batchSize) {
-        return Sql.purgeBatch(db.dataSource(), "inbox retention", PURGE_PROCESSED, ps -> {
+        return Sql.purgeBatch(dataSource, "inbox retention", PURGE_PROCESSED, ps -> {
             Sql.setInstant(ps, 1, cutoff);
             ps.setInt(2, batchSize);
             Sql.setInstant(ps, 3, cutoff);
         });
+    }
+
+    /** One table's batches. */
+    @FunctionalInterface
+    private interface Batch {
+        int delete(int batchSize);
+    }
+
+    /** Batches with the pause between them, for each table in turn, until a short batch or a stop. */
+    private static final class Loop {
+        private final Policy policy;
+        private final BooleanSupplier keepGoing;
+        private boolean stopped;
+
+        Loop(Policy policy, BooleanSupplier keepGoing) {
+            this.policy = policy;
+            this.keepGoing = keepGoing;
+        }
+
+        long run(Batch batch) {
+            long total = 0;
+            while (!stopped) {
+                if (!keepGoing.getAsBoolean() || Thread.currentThread().isInterrupted()) {
+                    stopped = true;
+                    break;
+                }
+                int n = batch.delete(policy.batchSize());
+                total += n;
+                if (n < policy.batchSize()) {
+                    break;
+                }
+                pause();
+            }
+            return total;
+        }
+
+        private void pause() {
+            if (policy.pause().isZero()) {
+                return;
+            }
+            try {
+                Thread.sleep(policy.pause().toMillis(), policy.pause().toNanosPart() % 1_000_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                stopped = true;
+            }
+        }
     }
 }

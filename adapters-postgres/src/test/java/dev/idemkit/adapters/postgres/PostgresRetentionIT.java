@@ -1,48 +1,144 @@
 package dev.idemkit.adapters.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.inbox.InboxKey;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Retention deletes old inbox keys in bounded batches and reports how many. */
+/**
+ * Retention's one loop ({@link PostgresRetention#purge}): every table caught up in one run, batch after batch; what is
+ * inside its window, unsent or not yet expired stays; a stop between batches is reported; a row a writer holds is
+ * skipped, not waited for; the oldest rows kept are read back. Each case has a schema of its own.
+ */
 class PostgresRetentionIT {
-    private static TestDatabase pg;
+    private static final PostgresRetention.Policy SMALL_BATCHES = PostgresRetention.Policy.defaults().withBatchSize(10)
+            .withPause(Duration.ZERO);
+    private TestDatabase pg;
+    private PostgresRetention retention;
 
-    @BeforeAll
-    static void start() {
+    @BeforeEach
+    void start() {
         pg = TestDatabase.start();
+        retention = new PostgresRetention(pg.db());
     }
 
-    @AfterAll
-    static void stop() {
+    @AfterEach
+    void stop() {
         pg.close();
     }
 
     @Test
-    void keysOlderThanTheTtlAreDeletedInBatchesAndRecentOnesStay() {
+    void oneRunCatchesUpEveryTableAndKeepsWhatIsInsideItsWindow() {
         PostgresInboxStore inbox = new PostgresInboxStore(pg.db());
         String consumer = "retention-" + UUID.randomUUID();
         for (int i = 0; i < 25; i++) {
             inbox.runOnce(InboxKey.of(consumer, "m-" + i), Fingerprint.of("b"), w -> null);
         }
-        pg.execute("UPDATE processed_messages SET processed_at = now() - interval '8 days' "
-                + "WHERE consumer = '" + consumer + "' AND message_id <> 'm-0'");
-        PostgresRetention retention = new PostgresRetention(pg.db());
+        pg.execute("UPDATE processed_messages SET processed_at = now() - interval '8 days' WHERE message_id <> 'm-0'");
+        pg.execute("INSERT INTO idempotency_records (client_id, idem_key, fingerprint, state, created_at, expires_at)"
+                + " SELECT 'c', 'k-' || g, 'f', 'in_progress', now() - interval '2 days',"
+                + " CASE WHEN g <= 23 THEN now() - interval '1 hour' ELSE now() + interval '1 hour' END"
+                + " FROM generate_series(1, 24) g");
+        pg.execute("INSERT INTO outbox_messages (id, destination, ordering_key, headers, body, sent_at)"
+                + " SELECT gen_random_uuid(), 'd', 'k', '{}', '\\x00', CASE WHEN g <= 21 THEN now() - interval '2 days'"
+                + " WHEN g = 22 THEN now() - interval '1 hour' END FROM generate_series(1, 23) g");
+        pg.execute("UPDATE outbox_messages SET appended_at = now() - interval '30 days' WHERE sent_at IS NULL");
 
-        PostgresRetention.Report first = retention.purge(Instant.now(), Duration.ofDays(7), 10, 2);
-        assertThat(first.processedMessages()).as("two batches of 10, bounded").isEqualTo(20);
-        PostgresRetention.Report second = retention.purge(Instant.now(), Duration.ofDays(7), 10, 2);
-        assertThat(second.processedMessages()).isEqualTo(4);
+        PostgresRetention.Report report = retention.purge(Instant.now(), SMALL_BATCHES, () -> true);
 
-        assertThat(inbox.recorded(InboxKey.of(consumer, "m-0"))).isPresent();
-        assertThat(inbox.recorded(InboxKey.of(consumer, "m-1"))).isEmpty();
-        assertThat(pg.queryLong("SELECT count(*) FROM processed_messages WHERE consumer = ?", consumer)).isOne();
+        assertThat(report).isEqualTo(new PostgresRetention.Report(24, 23, 21, true));
+        assertThat(inbox.recorded(InboxKey.of(consumer, "m-0"))).as("inside the 7-day window").isPresent();
+        assertThat(pg.queryLong("SELECT count(*) FROM processed_messages")).isOne();
+        assertThat(pg.queryLong("SELECT count(*) FROM idempotency_records")).as("not yet expired").isOne();
+        assertThat(pg.queryLong("SELECT count(*) FROM outbox_messages WHERE sent_at IS NULL"))
+                .as("an unsent row, however old, is never retention's").isOne();
+        assertThat(pg.queryLong("SELECT count(*) FROM outbox_messages WHERE sent_at IS NOT NULL"))
+                .as("sent an hour ago: kept a day").isOne();
+        assertThat(retention.purge(Instant.now(), SMALL_BATCHES, () -> true))
+                .isEqualTo(new PostgresRetention.Report(0, 0, 0, true));
+    }
+
+    @Test
+    void aStopBetweenBatchesEndsTheRunAndSaysItDidNotCatchUp() {
+        oldKeys(35);
+        AtomicInteger asked = new AtomicInteger();
+
+        PostgresRetention.Report report = retention.purge(Instant.now(), SMALL_BATCHES, () -> asked.incrementAndGet() <= 2);
+
+        assertThat(report).isEqualTo(new PostgresRetention.Report(20, 0, 0, false));
+        assertThat(report.toString()).contains("stopped before catching up");
+        assertThat(pg.queryLong("SELECT count(*) FROM processed_messages")).isEqualTo(15);
+    }
+
+    @Test
+    void anInterruptedRunStopsAfterItsBatchAndKeepsTheFlag() {
+        oldKeys(35);
+        Thread.currentThread().interrupt();
+        try {
+            PostgresRetention.Report report = retention.purge(Instant.now(), SMALL_BATCHES, () -> true);
+            assertThat(report.caughtUp()).isFalse();
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(pg.queryLong("SELECT count(*) FROM processed_messages")).isEqualTo(35);
+    }
+
+    @Test
+    void aKeyAWriterHoldsIsSkippedNotWaitedFor() throws Exception {
+        oldKeys(5);
+        try (Connection writer = pg.connection(); Statement s = writer.createStatement()) {
+            writer.setAutoCommit(false);
+            s.execute("SELECT 1 FROM processed_messages WHERE message_id = 'old-3' FOR UPDATE");
+
+            PostgresRetention.Report report = retention.purge(Instant.now(), SMALL_BATCHES, () -> true);
+
+            assertThat(report.processedMessages()).isEqualTo(4);
+            writer.rollback();
+        }
+        assertThat(retention.purge(Instant.now(), SMALL_BATCHES, () -> true).processedMessages())
+                .as("the next run takes it").isOne();
+    }
+
+    @Test
+    void theOldestRowsKeptAreReadFromTheAgeIndexes() {
+        assertThat(retention.oldest()).isEqualTo(new PostgresRetention.Oldest(java.util.Optional.empty(),
+                java.util.Optional.empty()));
+        oldKeys(3);
+        pg.execute("UPDATE processed_messages SET processed_at = '2026-01-02T03:04:05Z' WHERE message_id = 'old-2'");
+        pg.execute("INSERT INTO outbox_messages (id, destination, ordering_key, headers, body, sent_at) VALUES"
+                + " (gen_random_uuid(), 'd', 'k', '{}', '\\x00', '2026-02-03T04:05:06Z'),"
+                + " (gen_random_uuid(), 'd', 'k', '{}', '\\x00', NULL)");
+
+        PostgresRetention.Oldest oldest = retention.oldest();
+
+        assertThat(oldest.processedMessage()).contains(Instant.parse("2026-01-02T03:04:05Z"));
+        assertThat(oldest.sentOutbox()).contains(Instant.parse("2026-02-03T04:05:06Z"));
+        assertThat(oldest.inboxAge(Instant.parse("2026-01-03T03:04:05Z"))).isEqualTo(Duration.ofDays(1));
+    }
+
+    @Test
+    void aPolicyOutsideItsBoundsIsRefusedSayingWhich() {
+        PostgresRetention.Policy p = PostgresRetention.Policy.defaults();
+        assertThat(p).isEqualTo(new PostgresRetention.Policy(Duration.ofDays(7), Duration.ofDays(1), 1000,
+                Duration.ofMillis(10)));
+        assertThatThrownBy(() -> p.withBatchSize(0)).hasMessageContaining("batch size must be 1 to 100000, got 0");
+        assertThatThrownBy(() -> p.withInbox(Duration.ofSeconds(-1))).hasMessageContaining("inbox must not be negative");
+        assertThatThrownBy(() -> p.withPause(null)).hasMessageContaining("pause");
+    }
+
+    private void oldKeys(int n) {
+        pg.execute("INSERT INTO processed_messages (consumer, message_id, fingerprint, processed_at)"
+                + " SELECT 'c', 'old-' || g, 'f', now() - interval '30 days' FROM generate_series(1, " + n + ") g");
     }
 }

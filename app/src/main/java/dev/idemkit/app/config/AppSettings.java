@@ -30,20 +30,31 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
     /** Which broker carries the messages. */
     public enum TransportKind { RABBIT, SQS, KAFKA }
 
-    /** The store: which one, each technology's connection, and how long processed keys are kept. */
-    public record StoreSettings(StoreKind kind, PostgresChoice postgres, RedisChoice redis, Duration inboxRetention) {
+    /**
+     * The store: which one, each technology's connection, how long processed keys are kept, and how retention deletes
+     * what it no longer keeps.
+     */
+    public record StoreSettings(StoreKind kind, PostgresChoice postgres, RedisChoice redis, Duration inboxRetention,
+            RetentionSettings retention) {
         public StoreSettings withKind(StoreKind other) {
-            return new StoreSettings(other, postgres, redis, inboxRetention);
+            return new StoreSettings(other, postgres, redis, inboxRetention, retention);
         }
 
         public StoreSettings withPostgres(PostgresChoice other) {
-            return new StoreSettings(kind, other, redis, inboxRetention);
+            return new StoreSettings(kind, other, redis, inboxRetention, retention);
         }
 
         public StoreSettings withInboxRetention(Duration other) {
-            return new StoreSettings(kind, postgres, redis, other);
+            return new StoreSettings(kind, postgres, redis, other, retention);
         }
     }
+
+    /**
+     * PostgreSQL retention, run by {@code serve}: every {@code every}, sent outbox rows older than {@code sentOutbox},
+     * processed keys older than the inbox retention and expired Idempotency-Key records are deleted in batches of
+     * {@code batchSize} with {@code pause} after each (Redis expires its keys by TTL instead).
+     */
+    public record RetentionSettings(Duration every, Duration sentOutbox, int batchSize, Duration pause) {}
 
     /** PostgreSQL: no URL means the embedded server; {@code poolSize} connections per process (default 32). */
     public record PostgresChoice(Optional<String> url, String user, String password, String schema, int poolSize) {
@@ -287,7 +298,11 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                         integer(s, "pg.pool.size", PostgresChoice.DEFAULT_POOL_SIZE, 1, 500)),
                 new RedisChoice(uri(s, "redis.url", "redis://127.0.0.1:6379", "redis", "rediss"), redisPrefix(s),
                         redisOptions(s)),
-                duration(s, "inbox.retention", Duration.ofDays(7)));
+                duration(s, "inbox.retention", Duration.ofDays(7)),
+                new RetentionSettings(duration(s, "retention.every", Duration.ofMinutes(10)),
+                        duration(s, "outbox.sent-retention", Duration.ofDays(1)),
+                        integer(s, "retention.batch-size", 1000, 1, 100_000),
+                        duration(s, "retention.pause", Duration.ofMillis(10))));
         int maxAttempts = integer(s, "max.attempts", 3, 1, 100);
         TransportSettings transport = new TransportSettings(transportKind,
                 uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"), rabbitOptions(s),

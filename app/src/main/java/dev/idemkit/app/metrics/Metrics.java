@@ -21,7 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code idemkit_dlq_depth{queue}}, {@code idemkit_http_requests_total{outcome}} (executed, replayed,
  * conflict, mismatch, bad_request, unauthorized); the outbox's {@code idemkit_outbox_published_total},
  * {@code idemkit_outbox_failed_total}, {@code idemkit_outbox_parked_total} and the gauges {@code idemkit_outbox_pending},
- * {@code idemkit_outbox_parked_rows}, {@code idemkit_outbox_oldest_pending_age_seconds}.
+ * {@code idemkit_outbox_parked_rows}, {@code idemkit_outbox_oldest_pending_age_seconds}; retention's
+ * {@code idemkit_retention_deleted_total{table}} and the gauges {@code idemkit_retention_oldest_inbox_key_age_seconds}
+ * (how far back the dedup window reaches) and {@code idemkit_retention_caught_up} (1 when the last run caught up).
  */
 public final class Metrics implements ConsumerEvents, OutboxEvents {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -36,12 +38,26 @@ public final class Metrics implements ConsumerEvents, OutboxEvents {
     private final AtomicLong outboxPending = new AtomicLong();
     private final AtomicLong outboxParkedRows = new AtomicLong();
     private final AtomicLong outboxOldestMillis = new AtomicLong();
+    private final Map<String, Counter> retentionDeleted = new ConcurrentHashMap<>();
+    private final AtomicLong oldestInboxKeyMillis = new AtomicLong();
+    private final AtomicLong retentionCaughtUp = new AtomicLong(1);
 
     public Metrics() {
         Gauge.builder("idemkit_outbox_pending", outboxPending, AtomicLong::get).register(registry);
         Gauge.builder("idemkit_outbox_parked_rows", outboxParkedRows, AtomicLong::get).register(registry);
         Gauge.builder("idemkit_outbox_oldest_pending_age_seconds", outboxOldestMillis, m -> m.get() / 1000.0)
                 .register(registry);
+        Gauge.builder("idemkit_retention_oldest_inbox_key_age_seconds", oldestInboxKeyMillis, m -> m.get() / 1000.0)
+                .register(registry);
+        Gauge.builder("idemkit_retention_caught_up", retentionCaughtUp, AtomicLong::get).register(registry);
+    }
+
+    /** One retention run: rows deleted per table, the oldest inbox key kept, whether it caught up. */
+    public void retention(Map<String, Long> deleted, java.util.Optional<Duration> oldestInboxKey, boolean caughtUp) {
+        deleted.forEach((table, n) -> retentionDeleted.computeIfAbsent(table, t -> Counter
+                .builder("idemkit_retention_deleted").tag("table", t).register(registry)).increment(n));
+        oldestInboxKeyMillis.set(oldestInboxKey.map(Duration::toMillis).orElse(0L));
+        retentionCaughtUp.set(caughtUp ? 1 : 0);
     }
 
     @Override

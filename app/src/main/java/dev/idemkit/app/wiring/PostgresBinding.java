@@ -27,7 +27,6 @@ import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.IdempotencyRecords;
 import dev.idemkit.ports.out.InboxStore;
 import java.sql.Connection;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.function.UnaryOperator;
 
@@ -37,8 +36,6 @@ import java.util.function.UnaryOperator;
  */
 final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     static final String APP_MIGRATIONS = "classpath:db/migration/app";
-    /** How long a sent outbox message is kept (for an operator's look) before retention deletes it. */
-    static final Duration SENT_OUTBOX_KEPT = Duration.ofDays(1);
 
     private final PostgresDatabase db;
     private final PostgresInboxStore inbox;
@@ -48,17 +45,23 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     private final PostgresRetention retention;
     private final PostgresOutbox outbox;
     private final PostgresOutboxStore outboxStore;
-    private final Duration inboxRetention;
+    private final PostgresRetention.Policy retentionPolicy;
     private final String description;
 
     static PostgresBinding start(AppSettings s, EmbeddedEngines engines) {
         String url = s.store().postgres().url().orElseGet(engines::postgresJdbcUrl);
         String origin = s.store().postgres().url().isPresent() ? "at" : "(embedded, started in this process) at";
         return new PostgresBinding(new PostgresSettings(url, s.store().postgres().user(), s.store().postgres().password(), s.store().postgres().schema(), s.store().postgres().poolSize()),
-                s.store().inboxRetention(), origin);
+                retentionPolicy(s.store()), origin);
     }
 
-    private PostgresBinding(PostgresSettings settings, Duration inboxRetention, String origin) {
+    /** The inbox's dedup window and how retention deletes, from the settings. */
+    static PostgresRetention.Policy retentionPolicy(AppSettings.StoreSettings store) {
+        AppSettings.RetentionSettings r = store.retention();
+        return new PostgresRetention.Policy(store.inboxRetention(), r.sentOutbox(), r.batchSize(), r.pause());
+    }
+
+    private PostgresBinding(PostgresSettings settings, PostgresRetention.Policy retentionPolicy, String origin) {
         this.db = PostgresDatabase.builder(settings).userMigrations(APP_MIGRATIONS)
                 .schemaCheck(PostgresDatabase.SchemaCheck.NONE).start();
         this.inbox = new PostgresInboxStore(db);
@@ -68,7 +71,7 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
         this.effects = new PostgresEffects(db, outbox);
         this.ledger = new JdbcPaymentLedger(db.dataSource());
         this.retention = new PostgresRetention(db);
-        this.inboxRetention = inboxRetention;
+        this.retentionPolicy = retentionPolicy;
         this.description = "PostgreSQL " + origin + " " + settings.url() + " schema " + settings.schema();
     }
 
@@ -128,12 +131,13 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     }
 
     @Override
-    public String purgeExpired(Instant now) {
-        PostgresRetention.Report r = retention.purge(now, inboxRetention, 1000, 100);
-        long sent = outboxStore.purgeSent(now.minus(SENT_OUTBOX_KEPT), 1000, 100);
-        return "purged " + r.processedMessages() + " processed keys older than " + inboxRetention + ", "
-                + r.idempotencyRecords() + " expired Idempotency-Key records and " + sent
-                + " outbox messages sent more than " + SENT_OUTBOX_KEPT + " ago";
+    public RetentionRun purgeExpired(Instant now, java.util.function.BooleanSupplier keepGoing) {
+        PostgresRetention.Report r = retention.purge(now, retentionPolicy, keepGoing);
+        PostgresRetention.Oldest oldest = retention.oldest();
+        return new RetentionRun(java.util.Map.of("processed_messages", r.processedMessages(), "idempotency_records",
+                r.idempotencyRecords(), "outbox_messages", r.sentOutbox()),
+                oldest.processedMessage().map(t -> oldest.inboxAge(now)), r.caughtUp(), r + " (inbox window "
+                + retentionPolicy.inbox() + ", sent outbox kept " + retentionPolicy.sentOutbox() + ")");
     }
 
     @Override

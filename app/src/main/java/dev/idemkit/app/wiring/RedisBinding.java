@@ -108,8 +108,9 @@ final class RedisBinding implements StoreBinding<RedisUnitOfWork> {
     }
 
     @Override
-    public String purgeExpired(Instant now) {
-        return "Redis expires processed keys and Idempotency-Key records by TTL, on its own clock: nothing to purge";
+    public RetentionRun purgeExpired(Instant now, java.util.function.BooleanSupplier keepGoing) {
+        return RetentionRun.nothingToDo(
+                "Redis expires processed keys and Idempotency-Key records by TTL, on its own clock: nothing to purge");
     }
 
     @Override

@@ -63,8 +63,11 @@ public interface StoreBinding<U extends UnitOfWork> extends AutoCloseable {
     /** "PostgreSQL jdbc:postgresql://... schema public" — never a password. */
     String describe();
 
-    /** Deletes expired keys and records in bounded batches; returns a one-line summary. */
-    String purgeExpired(Instant now);
+    /**
+     * Deletes what is past retention at {@code now} (keys, Idempotency-Key records, sent outbox rows) in bounded batches
+     * until caught up or {@code keepGoing} answers false (asked between batches).
+     */
+    RetentionRun purgeExpired(Instant now, java.util.function.BooleanSupplier keepGoing);
 
     /** "UP" or a reason. */
     String health();
