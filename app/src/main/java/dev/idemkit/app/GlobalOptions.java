@@ -126,6 +126,9 @@ public final class GlobalOptions {
     @Option(names = "--retention-pause", description = "pause after each retention batch, leaving the database to the writers (default 10ms)")
     String retentionPause;
 
+    @Option(names = "--retention-duty-cycle", description = "the largest share of the time a retention run keeps the database working (default 0.2)")
+    String retentionDutyCycle;
+
     @Option(names = "--dlq-retention", description = "how old a dead letter may be for a redrive on one approval (default 4d; older ones need a second approval; at most 14d on SQS)")
     String dlqRetention;
 
@@ -171,6 +174,7 @@ public final class GlobalOptions {
         put(f, "outbox.sent-retention", outboxSentRetention);
         put(f, "retention.batch-size", retentionBatchSize);
         put(f, "retention.pause", retentionPause);
+        put(f, "retention.duty-cycle", retentionDutyCycle);
         put(f, "concurrency", concurrency);
         return f;
     }

@@ -76,10 +76,11 @@ public class IdemkitPostgresAutoConfiguration {
         IdemkitProperties.Retention r = properties.getRetention();
         PostgresRetention.Policy policy;
         try {
-            policy = new PostgresRetention.Policy(r.getInbox(), r.getSentOutbox(), r.getBatchSize(), r.getPause());
+            policy = new PostgresRetention.Policy(r.getInbox(), r.getSentOutbox(), r.getBatchSize(), r.getPause(),
+                    r.getDutyCycle());
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new StartupRefusal("idemkit.retention.*: " + e.getMessage() + " (inbox, sent-outbox and pause are"
-                    + " durations, batch-size 1 to 100000)", e);
+                    + " durations, batch-size 1 to 100000, duty-cycle in (0, 1])", e);
         }
         if (r.getEvery() == null || r.getEvery().isNegative() || r.getEvery().isZero()) {
             throw new StartupRefusal("idemkit.retention.every must be a positive duration, got " + r.getEvery());

@@ -66,8 +66,22 @@ public class IdemkitProperties {
         /** Rows per batch, each batch one short transaction. */
         private int batchSize = 1000;
 
-        /** The pause after each batch, which leaves the database to the service's writers. */
+        /** The shortest pause after each batch. */
         private Duration pause = Duration.ofMillis(10);
+
+        /**
+         * The largest share of the time a run keeps the database working, in (0, 1]: after a batch that took t it
+         * pauses at least t * (1 - duty-cycle) / duty-cycle, so the service's writers keep their pace.
+         */
+        private double dutyCycle = 0.2;
+
+        public double getDutyCycle() {
+            return dutyCycle;
+        }
+
+        public void setDutyCycle(double dutyCycle) {
+            this.dutyCycle = dutyCycle;
+        }
 
         public boolean isEnabled() {
             return enabled;

@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Writers never wait on it: every batch is its own short transaction of one statement that takes the oldest rows
  * through the age index, skips rows another transaction holds ({@code FOR UPDATE SKIP LOCKED}) and deletes by row
- * address, and the loop pauses between batches ({@link Policy#pause()}), so that a backlog of a million keys is worked
- * off beside the writers instead of ahead of them. A run goes on until every table is caught up with the cutoffs it
+ * address, and the loop pauses after each batch ({@link Policy#pauseAfter}: at least {@link Policy#pause()}, and long
+ * enough that the purge works at most {@link Policy#dutyCycle()} of the time), so that a backlog of a million keys is
+ * worked off beside the writers instead of ahead of them. A run goes on until every table is caught up with the cutoffs it
  * computed when it began (a service that outgrew the schedule catches up in one run), or until its caller says stop.
  * Thread-safe; runs from several instances at once are safe (they skip each other's rows).
  */
@@ -56,17 +57,26 @@ public final class PostgresRetention {
      * @param inbox      how long an inbox key is kept (the dedup window: a message redelivered later runs again)
      * @param sentOutbox how long a sent outbox row is kept for an operator's look
      * @param batchSize  rows per batch (one short transaction), 1 to 100,000
-     * @param pause      the pause after each batch, which leaves the database to the writers; zero for none
+     * @param pause      the shortest pause after a batch; zero for none
+     * @param dutyCycle  the largest share of the time the purge keeps the database working, in (0, 1]: after a batch
+     *                   that took {@code t}, it pauses at least {@code t * (1 - dutyCycle) / dutyCycle}, so a slow
+     *                   (contended) batch slows the purge, not the writers; 1 for no such pause
      */
-    public record Policy(Duration inbox, Duration sentOutbox, int batchSize, Duration pause) {
+    public record Policy(Duration inbox, Duration sentOutbox, int batchSize, Duration pause, double dutyCycle) {
         /** The inbox's default dedup window. */
         public static final Duration DEFAULT_INBOX = Duration.ofDays(7);
         /** How long a sent outbox row is kept by default. */
         public static final Duration DEFAULT_SENT_OUTBOX = Duration.ofDays(1);
         /** Rows per batch by default. */
         public static final int DEFAULT_BATCH_SIZE = 1000;
-        /** The pause after each batch by default (RetentionBenchmark: writers keep their pace during a purge). */
+        /** The shortest pause after each batch by default. */
         public static final Duration DEFAULT_PAUSE = Duration.ofMillis(10);
+        /**
+         * The default duty cycle: working a fifth of the time, the purge of a million keys left writers beside it
+         * 0.9x or more of their rate without it (RetentionBenchmark, BENCHMARKS.md); it still deletes about 20,000
+         * keys a second here.
+         */
+        public static final double DEFAULT_DUTY_CYCLE = 0.2;
 
         public Policy {
             require(inbox, "inbox");
@@ -74,6 +84,9 @@ public final class PostgresRetention {
             require(pause, "pause");
             if (batchSize < 1 || batchSize > 100_000) {
                 throw new IllegalArgumentException("retention batch size must be 1 to 100000, got " + batchSize);
+            }
+            if (!(dutyCycle > 0 && dutyCycle <= 1)) {
+                throw new IllegalArgumentException("retention duty cycle must be in (0, 1], got " + dutyCycle);
             }
         }
 
@@ -84,25 +97,36 @@ public final class PostgresRetention {
             }
         }
 
-        /** 7 days of inbox keys, a day of sent outbox rows, batches of 1000, 10 ms between batches. */
+        /** 7 days of inbox keys, a day of sent outbox rows, batches of 1000, at least 10 ms between them, duty 0.2. */
         public static Policy defaults() {
-            return new Policy(DEFAULT_INBOX, DEFAULT_SENT_OUTBOX, DEFAULT_BATCH_SIZE, DEFAULT_PAUSE);
+            return new Policy(DEFAULT_INBOX, DEFAULT_SENT_OUTBOX, DEFAULT_BATCH_SIZE, DEFAULT_PAUSE, DEFAULT_DUTY_CYCLE);
         }
 
         public Policy withInbox(Duration d) {
-            return new Policy(d, sentOutbox, batchSize, pause);
+            return new Policy(d, sentOutbox, batchSize, pause, dutyCycle);
         }
 
         public Policy withSentOutbox(Duration d) {
-            return new Policy(inbox, d, batchSize, pause);
+            return new Policy(inbox, d, batchSize, pause, dutyCycle);
         }
 
         public Policy withBatchSize(int n) {
-            return new Policy(inbox, sentOutbox, n, pause);
+            return new Policy(inbox, sentOutbox, n, pause, dutyCycle);
         }
 
         public Policy withPause(Duration d) {
-            return new Policy(inbox, sentOutbox, batchSize, d);
+            return new Policy(inbox, sentOutbox, batchSize, d, dutyCycle);
+        }
+
+        public Policy withDutyCycle(double share) {
+            return new Policy(inbox, sentOutbox, batchSize, pause, share);
+        }
+
+        /** The pause after a batch that took {@code batch}. */
+        Duration pauseAfter(Duration batch) {
+            Duration paced = dutyCycle >= 1 ? Duration.ZERO
+                    : Duration.ofNanos(Math.round(batch.toNanos() * (1 - dutyCycle) / dutyCycle));
+            return paced.compareTo(pause) > 0 ? paced : pause;
         }
     }
 
@@ -220,22 +244,23 @@ public final class PostgresRetention {
                     stopped = true;
                     break;
                 }
+                long began = System.nanoTime();
                 int n = batch.delete(policy.batchSize());
                 total += n;
                 if (n < policy.batchSize()) {
                     break;
                 }
-                pause();
+                pause(policy.pauseAfter(Duration.ofNanos(System.nanoTime() - began)));
             }
             return total;
         }
 
-        private void pause() {
-            if (policy.pause().isZero()) {
+        private void pause(Duration d) {
+            if (d.isZero()) {
                 return;
             }
             try {
-                Thread.sleep(policy.pause().toMillis(), policy.pause().toNanosPart() % 1_000_000);
+                Thread.sleep(d.toMillis(), d.toNanosPart() % 1_000_000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 stopped = true;

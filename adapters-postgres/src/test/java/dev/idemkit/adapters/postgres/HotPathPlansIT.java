@@ -62,10 +62,12 @@ class HotPathPlansIT {
     void aRetentionBatchRunsUnderThePlannerSettingTheseCasesAssume() {
         pg.execute("CREATE TABLE IF NOT EXISTS plan_probe (setting text NOT NULL)");
         int n = Sql.purgeBatch(pg.db().dataSource(), "probe",
-                "INSERT INTO plan_probe SELECT current_setting('enable_seqscan')", ps -> { });
+                "INSERT INTO plan_probe SELECT current_setting('enable_seqscan') || ' '"
+                        + " || current_setting('synchronous_commit')", ps -> { });
 
         assertThat(n).isEqualTo(1);
-        assertThat(pg.queryLong("SELECT count(*) FROM plan_probe WHERE setting = 'off'")).isEqualTo(1);
+        assertThat(pg.queryLong("SELECT count(*) FROM plan_probe WHERE setting = 'off off'"))
+                .as("no sequential scan, an asynchronous commit").isEqualTo(1);
         assertThat(pg.queryLong("SELECT count(*) FROM plan_probe WHERE current_setting('enable_seqscan') = 'on'"))
                 .as("the setting ends with the batch's transaction").isEqualTo(1);
     }

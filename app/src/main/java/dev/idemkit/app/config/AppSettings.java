@@ -52,9 +52,11 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
     /**
      * PostgreSQL retention, run by {@code serve}: every {@code every}, sent outbox rows older than {@code sentOutbox},
      * processed keys older than the inbox retention and expired Idempotency-Key records are deleted in batches of
-     * {@code batchSize} with {@code pause} after each (Redis expires its keys by TTL instead).
+     * {@code batchSize} with at least {@code pause} after each, working at most {@code dutyCycle} of the time (Redis
+     * expires its keys by TTL instead).
      */
-    public record RetentionSettings(Duration every, Duration sentOutbox, int batchSize, Duration pause) {}
+    public record RetentionSettings(Duration every, Duration sentOutbox, int batchSize, Duration pause,
+            double dutyCycle) {}
 
     /** PostgreSQL: no URL means the embedded server; {@code poolSize} connections per process (default 32). */
     public record PostgresChoice(Optional<String> url, String user, String password, String schema, int poolSize) {
@@ -302,7 +304,8 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                 new RetentionSettings(duration(s, "retention.every", Duration.ofMinutes(10)),
                         duration(s, "outbox.sent-retention", Duration.ofDays(1)),
                         integer(s, "retention.batch-size", 1000, 1, 100_000),
-                        duration(s, "retention.pause", Duration.ofMillis(10))));
+                        duration(s, "retention.pause", Duration.ofMillis(10)),
+                        share(s, "retention.duty-cycle", 0.2)));
         int maxAttempts = integer(s, "max.attempts", 3, 1, 100);
         TransportSettings transport = new TransportSettings(transportKind,
                 uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"), rabbitOptions(s),
@@ -398,6 +401,23 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
 
     private static String redactRaw(String v) {
         return v.replaceAll("//[^@/]*@", "//***@");
+    }
+
+    /** A share in (0, 1], such as {@code 0.2}. */
+    private static double share(Sources s, String name, double dflt) {
+        Optional<String> v = s.get(name);
+        if (v.isEmpty()) {
+            return dflt;
+        }
+        try {
+            double d = Double.parseDouble(v.get());
+            if (!(d > 0 && d <= 1)) {
+                throw new ConfigException(name, "expected a share in (0, 1] such as 0.2, got " + v.get());
+            }
+            return d;
+        } catch (NumberFormatException e) {
+            throw new ConfigException(name, "expected a share in (0, 1] such as 0.2, got '" + v.get() + "'");
+        }
     }
 
     private static int integer(Sources s, String name, int dflt, int min, int max) {

@@ -58,7 +58,8 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
     /** The inbox's dedup window and how retention deletes, from the settings. */
     static PostgresRetention.Policy retentionPolicy(AppSettings.StoreSettings store) {
         AppSettings.RetentionSettings r = store.retention();
-        return new PostgresRetention.Policy(store.inboxRetention(), r.sentOutbox(), r.batchSize(), r.pause());
+        return new PostgresRetention.Policy(store.inboxRetention(), r.sentOutbox(), r.batchSize(), r.pause(),
+                r.dutyCycle());
     }
 
     private PostgresBinding(PostgresSettings settings, PostgresRetention.Policy retentionPolicy, String origin) {
