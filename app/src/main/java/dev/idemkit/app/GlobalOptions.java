@@ -126,7 +126,7 @@ public final class GlobalOptions {
     @Option(names = "--retention-pause", description = "pause after each retention batch, leaving the database to the writers (default 10ms)")
     String retentionPause;
 
-    @Option(names = "--retention-duty-cycle", description = "the largest share of the time a retention run keeps the database working (default 0.2)")
+    @Option(names = "--retention-duty-cycle", description = "the largest share of the time a retention run keeps the database working (default 0.1)")
     String retentionDutyCycle;
 
     @Option(names = "--dlq-retention", description = "how old a dead letter may be for a redrive on one approval (default 4d; older ones need a second approval; at most 14d on SQS)")

@@ -1,7 +1,7 @@
 package dev.idemkit.spring;
 
 import dev.idemkit.adapters.postgres.JoinedInboxStore;
-import dev.idemkit.adapters.postgres.PostgresDatabase;
+import dev.idemkit.adapters.postgres.PostgresMigrations;
 import dev.idemkit.adapters.postgres.PostgresRetention;
 import dev.idemkit.domain.retry.Backoff;
 import dev.idemkit.domain.retry.Jitter;
@@ -47,7 +47,7 @@ public class IdemkitPostgresAutoConfiguration {
         String schema = Optional.ofNullable(properties.getPostgres().getSchema()).orElseGet(() -> current(dataSource));
         if (properties.getPostgres().getMigrations() == IdemkitProperties.Migrations.IDEMKIT) {
             requireReachable(dataSource, schema); // before any DDL: a start it refuses leaves nothing behind
-            PostgresDatabase.applyMigrations(dataSource, schema);
+            PostgresMigrations.apply(dataSource, schema);
         } else {
             LOG.info("idemkit migrations left to the service (idemkit.postgres.migrations=none), schema {}", schema);
         }

@@ -73,7 +73,7 @@ public class IdemkitProperties {
          * The largest share of the time a run keeps the database working, in (0, 1]: after a batch that took t it
          * pauses at least t * (1 - duty-cycle) / duty-cycle, so the service's writers keep their pace.
          */
-        private double dutyCycle = 0.2;
+        private double dutyCycle = 0.1;
 
         public double getDutyCycle() {
             return dutyCycle;

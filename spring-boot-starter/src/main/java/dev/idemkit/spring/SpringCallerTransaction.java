@@ -72,8 +72,8 @@ public final class SpringCallerTransaction implements CallerTransaction {
         if (TransactionSynchronizationManager.isSynchronizationActive()) {
             TransactionSynchronizationUtils.triggerFlush();
         }
-        for (EntityManager em : boundEntityManagers()) {
-            em.flush();
+        if (jpaBound()) {
+            Jpa.flush();
         }
     }
 
@@ -86,7 +86,7 @@ public final class SpringCallerTransaction implements CallerTransaction {
             }
         }
         // a JpaTransactionManager keeps the flag on the JPA transaction itself
-        return boundEntityManagers().stream().anyMatch(em -> em.getTransaction().getRollbackOnly());
+        return jpaBound() && Jpa.rollbackOnly();
     }
 
     /**
@@ -95,11 +95,8 @@ public final class SpringCallerTransaction implements CallerTransaction {
      */
     @Override
     public void afterFailedEffect() {
-        List<EntityManager> jpa = boundEntityManagers();
-        for (EntityManager em : jpa) {
-            em.getTransaction().setRollbackOnly(); // where a JpaTransactionManager reads it at the commit
-        }
-        if (!jpa.isEmpty()) {
+        if (jpaBound()) {
+            Jpa.setRollbackOnly(); // where a JpaTransactionManager reads it at the commit
             for (Object holder : TransactionSynchronizationManager.getResourceMap().values()) {
                 if (holder instanceof ResourceHolderSupport support) {
                     support.setRollbackOnly();
@@ -109,20 +106,58 @@ public final class SpringCallerTransaction implements CallerTransaction {
     }
 
     /**
-     * The entity managers a JpaTransactionManager bound to this thread's transaction (spring-orm's
-     * {@code EntityManagerHolder}, named by class so that the starter does not need spring-orm).
+     * Whether a JpaTransactionManager bound an entity manager to this thread's transaction (spring-orm's
+     * {@code EntityManagerHolder}, named by class so that the starter needs neither spring-orm nor JPA).
      */
-    private static List<EntityManager> boundEntityManagers() {
-        List<EntityManager> found = new ArrayList<>();
+    private static boolean jpaBound() {
         for (Object holder : TransactionSynchronizationManager.getResourceMap().values()) {
-            if (holder.getClass().getName().equals("org.springframework.orm.jpa.EntityManagerHolder")) {
-                try {
-                    found.add((EntityManager) holder.getClass().getMethod("getEntityManager").invoke(holder));
-                } catch (ReflectiveOperationException e) {
-                    throw new IllegalStateException("could not reach the transaction's EntityManager", e);
-                }
+            if (holder.getClass().getName().equals(Jpa.HOLDER)) {
+                return true;
             }
         }
-        return found;
+        return false;
+    }
+
+    /**
+     * Everything that names JPA's types, loaded only once an entity manager is bound: a service with JDBC only has no
+     * JPA on its class path, and this class is never loaded there.
+     */
+    private static final class Jpa {
+        static final String HOLDER = "org.springframework.orm.jpa.EntityManagerHolder";
+
+        static void flush() {
+            for (EntityManager em : bound()) {
+                em.flush();
+            }
+        }
+
+        static boolean rollbackOnly() {
+            for (EntityManager em : bound()) {
+                if (em.getTransaction().getRollbackOnly()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        static void setRollbackOnly() {
+            for (EntityManager em : bound()) {
+                em.getTransaction().setRollbackOnly();
+            }
+        }
+
+        private static List<EntityManager> bound() {
+            List<EntityManager> found = new ArrayList<>();
+            for (Object holder : TransactionSynchronizationManager.getResourceMap().values()) {
+                if (holder.getClass().getName().equals(HOLDER)) {
+                    try {
+                        found.add((EntityManager) holder.getClass().getMethod("getEntityManager").invoke(holder));
+                    } catch (ReflectiveOperationException e) {
+                        throw new IllegalStateException("could not reach the transaction's EntityManager", e);
+                    }
+                }
+            }
+            return found;
+        }
     }
 }

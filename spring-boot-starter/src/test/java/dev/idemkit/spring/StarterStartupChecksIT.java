@@ -116,7 +116,7 @@ class StarterStartupChecksIT {
                 // where PUBLIC may create schemas in this database, the case cannot be set up here
                 org.junit.jupiter.api.Assumptions.assumeFalse(rs.getBoolean(1), "a new role may create schemas here");
             }
-            dev.idemkit.adapters.postgres.PostgresDatabase.applyMigrations(ds, schema); // the DBA's part, as the role
+            dev.idemkit.adapters.postgres.PostgresMigrations.apply(ds, schema); // the DBA's part, as the role
             new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemkitAutoConfiguration.class,
                     IdemkitPostgresAutoConfiguration.class))
                     .withBean(DataSource.class, () -> ds).withPropertyValues("idemkit.postgres.schema=" + schema)

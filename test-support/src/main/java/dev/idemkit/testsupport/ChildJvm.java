@@ -31,6 +31,7 @@ public final class ChildJvm implements AutoCloseable {
             "-Xshare:auto");
 
     private final Process process;
+    private final java.util.concurrent.atomic.AtomicBoolean counted = new java.util.concurrent.atomic.AtomicBoolean();
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final Path log;
     private final Thread reader;
@@ -61,6 +62,13 @@ public final class ChildJvm implements AutoCloseable {
     public static final class Builder {
         private final String mainClass;
         private final List<String> jvmOptions = new ArrayList<>(FAST_START);
+        {
+            // options for every child of this run, for an experiment: -Didemkit.child.jvm="-Xlog:... -XX:..."
+            String extra = System.getProperty("idemkit.child.jvm", "").strip();
+            if (!extra.isEmpty()) {
+                jvmOptions.addAll(List.of(extra.split("\\s+")));
+            }
+        }
         private final Map<String, String> properties = new LinkedHashMap<>();
         private final Map<String, String> env = new LinkedHashMap<>();
         private final List<String> args = new ArrayList<>();
@@ -161,11 +169,13 @@ public final class ChildJvm implements AutoCloseable {
 
     /** SIGTERM, without waiting. Through the process handle: {@code Process.destroy} would also close our end of its output. */
     public void signalTerm() {
+        countCpu();
         process.toHandle().destroy();
     }
 
     /** SIGKILL, and its exit status. */
     public int kill() throws InterruptedException {
+        countCpu();
         process.toHandle().destroyForcibly();
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException("a SIGKILLed child did not exit within 30 s");
@@ -175,6 +185,7 @@ public final class ChildJvm implements AutoCloseable {
 
     /** SIGTERM and a graceful stop; the exit status (a SIGKILL and an exception after 60 s if it does not stop). */
     public int terminate() throws InterruptedException {
+        countCpu();
         process.toHandle().destroy();
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly();
@@ -197,9 +208,21 @@ public final class ChildJvm implements AutoCloseable {
         return log;
     }
 
+    /**
+     * Prints the CPU the process used so far, {@code child-jvm-cpu <log name> <ms>}, once per child: each child is a JVM
+     * start, the largest cost in the suite's time budget ({@code .ci/run} sums these lines per module).
+     */
+    private void countCpu() {
+        if (counted.compareAndSet(false, true)) {
+            process.toHandle().info().totalCpuDuration().ifPresent(d -> System.out.println("child-jvm-cpu "
+                    + log.getFileName() + " " + d.toMillis()));
+        }
+    }
+
     @Override
     public void close() {
         if (process.isAlive()) {
+            countCpu();
             process.destroyForcibly();
         }
     }

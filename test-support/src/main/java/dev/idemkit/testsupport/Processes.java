@@ -27,7 +27,18 @@ public final class Processes {
     public static String run(Map<String, String> env, List<String> command) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().putAll(env);
+        long began = System.nanoTime();
         Process p = pb.start();
+        try {
+            return collect(command, p);
+        } finally {
+            // each command is a process start (rabbitmqctl: an Erlang VM, about a second of CPU); .ci/run sums these
+            System.out.println("command-run " + Path.of(command.get(0)).getFileName() + " "
+                    + (System.nanoTime() - began) / 1_000_000);
+        }
+    }
+
+    private static String collect(List<String> command, Process p) throws IOException, InterruptedException {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(120, TimeUnit.SECONDS)) {
             p.destroyForcibly();

@@ -3,7 +3,6 @@ package dev.idemkit.adapters.postgres;
 import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.EffectFailedException;
 import dev.idemkit.ports.out.StoreUnavailableException;
-import jakarta.persistence.PersistenceException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -65,11 +64,14 @@ final class Joined {
         } catch (Transactions.EffectThrew e) {
             rollbackTo(c, savepoint, tx, unit);
             throw EffectFailedException.propagate(e.getCause());
-        } catch (SQLException | PersistenceException e) {
+        } catch (SQLException e) {
             rollbackTo(c, savepoint, tx, unit);
             throw Sql.unavailable(what, e);
         } catch (RuntimeException | Error e) {
             rollbackTo(c, savepoint, tx, unit);
+            if (Sql.persistenceFailure(e)) { // by name: a JDBC-only service has no JPA on its class path
+                throw Sql.unavailable(what, e);
+            }
             throw e;
         }
     }

@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
-import org.flywaydb.core.Flyway;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.AvailableSettings;
 import org.hibernate.jpa.HibernatePersistenceConfiguration;
@@ -33,7 +32,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class PostgresDatabase implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresDatabase.class);
-    static final String IDEMKIT_MIGRATIONS = "classpath:db/migration/idemkit";
 
     /** Whether Hibernate checks the caller's entities against the tables at start-up. */
     public enum SchemaCheck { VALIDATE, NONE }
@@ -75,25 +73,9 @@ public final class PostgresDatabase implements AutoCloseable {
         return java.sql.DriverManager.getConnection(settings.url(), p);
     }
 
-    /**
-     * Applies idemkit's own migrations (its tables, nothing of the caller's) to {@code schema} through {@code
-     * dataSource}, with their own history table {@code idemkit_schema_history}: for a service that uses the joined
-     * stores on its own data source and has no {@link PostgresDatabase}. A service can instead run them with its own
-     * Flyway: location {@value #IDEMKIT_MIGRATIONS}, with a history table of their own (their versions start at 1
-     * and would collide with the service's in one history table).
-     */
+    /** {@link PostgresMigrations#apply}, which needs neither Hibernate nor JPA: prefer it. */
     public static void applyMigrations(DataSource dataSource, String schema) {
-        Objects.requireNonNull(dataSource, "dataSource");
-        Identifiers.quote(schema); // the same rule as every identifier: a clear error for a bad name
-        migrate(dataSource, schema, new String[] {IDEMKIT_MIGRATIONS}, "idemkit_schema_history");
-    }
-
-    private static void migrate(DataSource ds, String schema, String[] locations, String table) {
-        var result = Flyway.configure().dataSource(ds).schemas(schema).defaultSchema(schema).createSchemas(true)
-                .locations(locations).table(table).baselineOnMigrate(true).baselineVersion("0")
-                .load().migrate();
-        LOG.info("migrations {} applied to schema {}: {}", String.join(",", locations), schema,
-                result.migrationsExecuted);
+        PostgresMigrations.apply(dataSource, schema);
     }
 
     /** Starts a configuration; nothing connects before {@link Builder#start()}. */
@@ -243,7 +225,7 @@ public final class PostgresDatabase implements AutoCloseable {
             HikariDataSource owned = external == null ? createPool(settings) : null;
             DataSource ds = external == null ? owned : external;
             try {
-                migrate(ds, IDEMKIT_MIGRATIONS, "idemkit_schema_history");
+                migrate(ds, PostgresMigrations.LOCATION, PostgresMigrations.HISTORY_TABLE);
                 if (!userMigrations.isEmpty()) {
                     // the schema already holds idemkit's tables: the caller's history starts empty at version 0
                     migrate(ds, userMigrations.toArray(String[]::new), "flyway_schema_history");
@@ -283,7 +265,7 @@ public final class PostgresDatabase implements AutoCloseable {
         }
 
         private void migrate(DataSource ds, String[] locations, String table) {
-            PostgresDatabase.migrate(ds, settings.schema(), locations, table);
+            PostgresMigrations.migrate(ds, settings.schema(), locations, table);
         }
     }
 }

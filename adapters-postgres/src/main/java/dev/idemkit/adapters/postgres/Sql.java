@@ -110,6 +110,19 @@ final class Sql {
                 + " committed, key included", null);
     }
 
+    /**
+     * Whether {@code e} is JPA's {@code PersistenceException} (a Hibernate session's failure to reach the database),
+     * told by its class name so that the JDBC path runs without JPA on the class path (a catch clause would load it).
+     */
+    static boolean persistenceFailure(Throwable e) {
+        for (Class<?> k = e.getClass(); k != null; k = k.getSuperclass()) {
+            if (k.getName().equals("jakarta.persistence.PersistenceException")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static StoreUnavailableException unavailable(String what, Throwable cause) {
         String state = cause instanceof SQLException s && s.getSQLState() != null ? " (SQLState " + s.getSQLState() + ")" : "";
         return new StoreUnavailableException("PostgreSQL failed during " + what + state, cause);

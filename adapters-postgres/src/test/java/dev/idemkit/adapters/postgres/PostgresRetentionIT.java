@@ -131,7 +131,7 @@ class PostgresRetentionIT {
     void aPolicyOutsideItsBoundsIsRefusedSayingWhich() {
         PostgresRetention.Policy p = PostgresRetention.Policy.defaults();
         assertThat(p).isEqualTo(new PostgresRetention.Policy(Duration.ofDays(7), Duration.ofDays(1), 1000,
-                Duration.ofMillis(10), 0.2));
+                Duration.ofMillis(10), 0.1));
         assertThatThrownBy(() -> p.withDutyCycle(0)).hasMessageContaining("duty cycle must be in (0, 1], got 0.0");
         assertThatThrownBy(() -> p.withDutyCycle(1.5)).hasMessageContaining("duty cycle must be in (0, 1], got 1.5");
         assertThatThrownBy(() -> p.withBatchSize(0)).hasMessageContaining("batch size must be 1 to 100000, got 0");
@@ -139,11 +139,11 @@ class PostgresRetentionIT {
         assertThatThrownBy(() -> p.withPause(null)).hasMessageContaining("pause");
     }
 
-    /** A batch that took 10 ms is followed by 40 ms at a duty cycle of 0.2, never less than the pause. */
+    /** A batch that took 10 ms is followed by 90 ms at a duty cycle of 0.1, never less than the pause. */
     @Test
     void theDutyCycleStretchesThePauseAfterASlowBatch() {
         PostgresRetention.Policy p = PostgresRetention.Policy.defaults();
-        assertThat(p.pauseAfter(Duration.ofMillis(10))).isEqualTo(Duration.ofMillis(40));
+        assertThat(p.pauseAfter(Duration.ofMillis(10))).isEqualTo(Duration.ofMillis(90));
         assertThat(p.pauseAfter(Duration.ofMillis(1))).as("the floor").isEqualTo(Duration.ofMillis(10));
         assertThat(p.withDutyCycle(1).withPause(Duration.ZERO).pauseAfter(Duration.ofMillis(10))).isZero();
         assertThat(p.withDutyCycle(0.5).pauseAfter(Duration.ofMillis(30))).isEqualTo(Duration.ofMillis(30));

@@ -36,8 +36,8 @@ class QuickStartIT {
 
     @Test
     void theSameMessageThreeTimesCreditsOnce() throws SQLException {
-        DataSource dataSource = pg.counting(); // the schema already holds idemkit's tables (applyMigrations)
-        PostgresDatabase.applyMigrations(dataSource, pg.schema()); // idempotent itself: nothing left to apply
+        DataSource dataSource = pg.counting(); // the schema already holds idemkit's tables (PostgresMigrations)
+        PostgresMigrations.apply(dataSource, pg.schema()); // idempotent itself: nothing left to apply
         String account = "acc-" + UUID.randomUUID();
         String messageId = UUID.randomUUID().toString();
         CreditOnce service = new CreditOnce(dataSource);

@@ -302,10 +302,11 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                         redisOptions(s)),
                 duration(s, "inbox.retention", Duration.ofDays(7)),
                 new RetentionSettings(duration(s, "retention.every", Duration.ofMinutes(10)),
+                        // PostgresRetention.Policy.defaults() (AppSettingsTest holds them equal)
                         duration(s, "outbox.sent-retention", Duration.ofDays(1)),
                         integer(s, "retention.batch-size", 1000, 1, 100_000),
                         duration(s, "retention.pause", Duration.ofMillis(10)),
-                        share(s, "retention.duty-cycle", 0.2)));
+                        share(s, "retention.duty-cycle", 0.1)));
         int maxAttempts = integer(s, "max.attempts", 3, 1, 100);
         TransportSettings transport = new TransportSettings(transportKind,
                 uri(s, "rabbit.uri", "amqp://guest:guest@127.0.0.1:5672/%2F", "amqp", "amqps"), rabbitOptions(s),
@@ -403,7 +404,7 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         return v.replaceAll("//[^@/]*@", "//***@");
     }
 
-    /** A share in (0, 1], such as {@code 0.2}. */
+    /** A share in (0, 1], such as {@code 0.1}. */
     private static double share(Sources s, String name, double dflt) {
         Optional<String> v = s.get(name);
         if (v.isEmpty()) {
@@ -412,11 +413,11 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
         try {
             double d = Double.parseDouble(v.get());
             if (!(d > 0 && d <= 1)) {
-                throw new ConfigException(name, "expected a share in (0, 1] such as 0.2, got " + v.get());
+                throw new ConfigException(name, "expected a share in (0, 1] such as 0.1, got " + v.get());
             }
             return d;
         } catch (NumberFormatException e) {
-            throw new ConfigException(name, "expected a share in (0, 1] such as 0.2, got '" + v.get() + "'");
+            throw new ConfigException(name, "expected a share in (0, 1] such as 0.1, got '" + v.get() + "'");
         }
     }
 

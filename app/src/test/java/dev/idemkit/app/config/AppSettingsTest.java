@@ -35,6 +35,26 @@ class AppSettingsTest {
         assertThat(s.store().inboxRetention()).isEqualTo(Duration.ofDays(7));
         assertThat(s.deadLetters().retention()).isEqualTo(Duration.ofDays(4));
         assertThat(s.http().apiKeys()).isEmpty();
+        // retention's defaults are the store's own (config may name only the adapters' *Settings)
+        dev.idemkit.adapters.postgres.PostgresRetention.Policy policy = dev.idemkit.adapters.postgres.PostgresRetention
+                .Policy.defaults();
+        assertThat(s.store().retention()).isEqualTo(new AppSettings.RetentionSettings(Duration.ofMinutes(10),
+                policy.sentOutbox(), policy.batchSize(), policy.pause(), policy.dutyCycle()));
+        assertThat(s.store().inboxRetention()).isEqualTo(policy.inbox());
+    }
+
+    @Test
+    void aRetentionSettingOutsideItsBoundsIsRefusedNamingIt() {
+        assertThatThrownBy(() -> AppSettings.resolve(sources("retention.duty-cycle", "1.5")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("retention.duty-cycle")
+                .hasMessageContaining("expected a share in (0, 1] such as 0.1, got 1.5");
+        assertThatThrownBy(() -> AppSettings.resolve(sources("retention.batch-size", "0")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("retention.batch-size");
+        assertThatThrownBy(() -> AppSettings.resolve(sources("retention.every", "soon")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("retention.every");
+        assertThat(AppSettings.resolve(sources("retention.every", "30s", "retention.pause", "5ms")).store().retention())
+                .extracting(AppSettings.RetentionSettings::every, AppSettings.RetentionSettings::pause)
+                .containsExactly(Duration.ofSeconds(30), Duration.ofMillis(5));
     }
 
     @Test
