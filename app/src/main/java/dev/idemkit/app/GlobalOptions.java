@@ -114,7 +114,7 @@ public final class GlobalOptions {
     @Option(names = "--inbox-retention", description = "how long processed keys are kept (default 7d)")
     String inboxRetention;
 
-    @Option(names = "--retention-every", description = "time between serve's retention runs (default 10m)")
+    @Option(names = "--retention-every", description = "time between serve's retention runs (default 10m; a bare number is seconds)")
     String retentionEvery;
 
     @Option(names = "--outbox-sent-retention", description = "how long a sent outbox message is kept (default 1d)")
@@ -170,7 +170,9 @@ public final class GlobalOptions {
         put(f, "dlq.alert.threshold", dlqAlertThreshold);
         put(f, "inbox.retention", inboxRetention);
         put(f, "dlq.retention", dlqRetention);
-        put(f, "retention.every", retentionEvery);
+        // serve's old --retention-every took seconds: a bare number still means that
+        put(f, "retention.every", retentionEvery != null && retentionEvery.strip().matches("[0-9]+")
+                ? retentionEvery.strip() + "s" : retentionEvery);
         put(f, "outbox.sent-retention", outboxSentRetention);
         put(f, "retention.batch-size", retentionBatchSize);
         put(f, "retention.pause", retentionPause);

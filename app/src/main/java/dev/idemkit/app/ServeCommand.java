@@ -231,13 +231,16 @@ final class ServeCommand extends AppCommand {
         }
     }
 
+    /** One retention run; a failure is logged and counted, never thrown (it would cancel every later run). */
     private static void retention(Assembly assembly, java.util.function.BooleanSupplier keepGoing) {
         try {
             RetentionRun run = assembly.store().purgeExpired(assembly.clock().now(), keepGoing);
             assembly.metrics().retention(run.deleted(), run.oldestInboxKey(), run.caughtUp());
             LOG.info("retention: {}", run.summary());
-        } catch (RuntimeException e) {
-            LOG.warn("retention failed: {}", e.toString());
+        } catch (RuntimeException | LinkageError | AssertionError e) {
+            assembly.metrics().retentionFailed();
+            LOG.warn("retention failed (the next run tries again): {}", e.toString());
         }
     }
+
 }

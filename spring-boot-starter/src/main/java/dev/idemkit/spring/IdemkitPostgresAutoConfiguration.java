@@ -82,23 +82,24 @@ public class IdemkitPostgresAutoConfiguration {
             throw new StartupRefusal("idemkit.retention.*: " + e.getMessage() + " (inbox, sent-outbox and pause are"
                     + " durations, batch-size 1 to 100000, duty-cycle in (0, 1])", e);
         }
-        if (r.getEvery() == null || r.getEvery().isNegative() || r.getEvery().isZero()) {
-            throw new StartupRefusal("idemkit.retention.every must be a positive duration, got " + r.getEvery());
+        if (r.getEvery() == null || r.getEvery().toMillis() < 1) {
+            throw new StartupRefusal("idemkit.retention.every must be at least 1ms, got " + r.getEvery());
         }
         IdemkitProperties.Retry retry = properties.getRetry();
         Duration horizon = RetryPolicy.defaults().withMaxAttempts(retry.getMaxAttempts())
                 .withBackoff(Backoff.exponential(retry.getBaseDelay(), retry.getMaxDelay(), Jitter.FULL))
                 .longestRetryHorizon();
-        if (policy.inbox().compareTo(horizon) < 0) {
+        if (policy.inbox().isZero() || policy.inbox().compareTo(horizon) < 0) {
             throw new StartupRefusal("idemkit.retention.inbox " + policy.inbox() + " is shorter than the idempotent"
                     + " listeners' longest retry horizon " + horizon + " (idemkit.retry.*): a message retried after its"
                     + " key was deleted would run again; keep the dedup window longer than every way a message can"
                     + " come back, dead letters you may redrive included");
         }
         LOG.info("idemkit retention of the tables in schema {} every {}: inbox keys kept {}, sent outbox rows {},"
-                + " expired Idempotency-Key records deleted; {} rows per batch, {} between batches", schema.name(),
-                IdemkitRetention.human(r.getEvery()), IdemkitRetention.human(policy.inbox()),
-                IdemkitRetention.human(policy.sentOutbox()), policy.batchSize(), IdemkitRetention.human(policy.pause()));
+                + " expired Idempotency-Key records deleted; {} rows per batch, working at most {}% of the time",
+                schema.name(), IdemkitRetention.human(r.getEvery()), IdemkitRetention.human(policy.inbox()),
+                IdemkitRetention.human(policy.sentOutbox()), policy.batchSize(),
+                Math.round(policy.dutyCycle() * 100));
         return new IdemkitRetention(new PostgresRetention(dataSource), policy, r.getEvery(), meters);
     }
 

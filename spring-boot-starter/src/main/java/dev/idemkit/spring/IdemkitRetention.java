@@ -2,7 +2,6 @@ package dev.idemkit.spring;
 
 import dev.idemkit.adapters.postgres.PostgresRetention;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -48,13 +47,16 @@ final class IdemkitRetention implements SmartLifecycle {
         executor.scheduleWithFixedDelay(this::runOnce, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** One run now, on the caller's thread; a failure is logged, not thrown. */
+    /**
+     * One run now, on the caller's thread; a failure is logged and counted, not thrown (an exception out of a scheduled
+     * task would cancel every later run; only the JVM's own failures are let through).
+     */
     void runOnce() {
         try {
-            Instant now = Instant.now();
-            PostgresRetention.Report report = retention.purge(now, policy, () -> running);
-            meters.ran(report, retention.oldest(), now);
-        } catch (RuntimeException e) {
+            PostgresRetention.Report report = retention.purge(policy, () -> running);
+            meters.ran(report, retention.oldest());
+        } catch (RuntimeException | LinkageError | AssertionError e) {
+            meters.failed();
             LOG.warn("idemkit retention failed (the next run tries again): {}", e.toString());
         }
     }

@@ -5,7 +5,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.TimeGauge;
-import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,12 +13,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * Retention's meters in the service's registry: {@code idemkit.retention.deleted} (tag {@code table}), and after each
  * run {@code idemkit.retention.oldest.inbox.key.age} (how far back the dedup window reaches: near
  * {@code idemkit.retention.inbox} when retention keeps up) and {@code idemkit.retention.caught.up} (0 when a run was
- * stopped first).
+ * stopped first or failed); {@code idemkit.retention.failures} counts the runs that failed.
  */
 final class MicrometerRetentionMeters implements RetentionMeters {
     static final String DELETED = "idemkit.retention.deleted";
     static final String OLDEST_INBOX_KEY_AGE = "idemkit.retention.oldest.inbox.key.age";
     static final String CAUGHT_UP = "idemkit.retention.caught.up";
+    static final String FAILURES = "idemkit.retention.failures";
 
     private final MeterRegistry registry;
     private final AtomicLong oldestMillis = new AtomicLong();
@@ -34,12 +34,18 @@ final class MicrometerRetentionMeters implements RetentionMeters {
     }
 
     @Override
-    public void ran(PostgresRetention.Report report, PostgresRetention.Oldest oldest, Instant now) {
+    public void ran(PostgresRetention.Report report, PostgresRetention.Oldest oldest) {
         deleted("processed_messages", report.processedMessages());
         deleted("idempotency_records", report.idempotencyRecords());
         deleted("outbox_messages", report.sentOutbox());
-        oldestMillis.set(oldest.inboxAge(now).toMillis());
+        oldestMillis.set(oldest.inboxAge().toMillis());
         caughtUp.set(report.caughtUp() ? 1 : 0);
+    }
+
+    @Override
+    public void failed() {
+        caughtUp.set(0);
+        Counter.builder(FAILURES).description("retention runs that failed").register(registry).increment();
     }
 
     private void deleted(String table, long n) {

@@ -28,6 +28,45 @@ class JdbcOnlyIT {
         assertThat(IdempotentInbox.class).as("the starter's JDBC side is here").isNotNull();
     }
 
+    /**
+     * The root README's plain-Java path without Spring and without Hibernate: idemkit's tables applied, a message
+     * credited once in the caller's own JDBC transaction for two deliveries, and retention run over the tables.
+     */
+    @Test
+    void thePlainJavaJoinedStoresRunWithoutHibernate() throws Exception {
+        dev.idemkit.adapters.postgres.PostgresSettings pg = dev.idemkit.adapters.postgres.PostgresSettings
+                .fromEnvironment();
+        String schema = dev.idemkit.testsupport.TestPostgres.uniqueSchema("idemkit_jdbc_only");
+        org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+        ds.setURL(pg.url() + (pg.url().contains("?") ? "&" : "?") + "currentSchema=" + schema);
+        ds.setUser(pg.user());
+        ds.setPassword(pg.password());
+        try {
+            dev.idemkit.adapters.postgres.PostgresMigrations.apply(ds, schema);
+            int[] credits = new int[1];
+            for (int delivery = 0; delivery < 2; delivery++) {
+                try (java.sql.Connection c = ds.getConnection()) {
+                    c.setAutoCommit(false);
+                    new dev.idemkit.adapters.postgres.JoinedInboxStore(dev.idemkit.adapters.postgres.CallerTransaction
+                            .jdbc(c)).runOnce(dev.idemkit.domain.inbox.InboxKey.of("jdbc-only", "m-1"),
+                                    dev.idemkit.domain.Fingerprint.of("credit 1"), work -> {
+                                        credits[0]++;
+                                        return null;
+                                    });
+                    c.commit();
+                }
+            }
+            assertThat(credits[0]).as("the effect ran once for two deliveries").isOne();
+            dev.idemkit.adapters.postgres.PostgresRetention.Report report =
+                    new dev.idemkit.adapters.postgres.PostgresRetention(ds).purge(
+                            dev.idemkit.adapters.postgres.PostgresRetention.Policy.defaults(), () -> true);
+            assertThat(report.caughtUp()).isTrue();
+            assertThat(report.processedMessages()).as("a key inside the window stays").isZero();
+        } finally {
+            dev.idemkit.testsupport.TestPostgres.dropSchema(schema);
+        }
+    }
+
     @Test
     void adaptersPostgresDeclaresHibernateAndJpaOptional() throws Exception {
         String pom = Files.readString(Path.of("../adapters-postgres/pom.xml"));

@@ -38,6 +38,10 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 @SpringBootTest(classes = SampleService.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
+// full tier (a private RabbitMQ node and a Boot context, 50-80 s of the README tier's budget): in verify,
+// adapters-rabbit's ResourceAlarmIT holds the adopted deliveries' settle paths under an alarm (what this listener's
+// retries and dead letters go through), and SpringListenerCrashIT and SampleServiceIT its exactly-once effect
+@org.junit.jupiter.api.Tag("slow")
 class SpringResourceAlarmIT {
     private static final String RUN = Names.tag(12);
     private static final String SCHEMA = "idemkit_spring_alarm_" + RUN;

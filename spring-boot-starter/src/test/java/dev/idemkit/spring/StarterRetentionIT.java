@@ -101,7 +101,7 @@ class StarterRetentionIT {
             assertThat(context.getStartupFailure()).hasStackTraceContaining("idemkit.retention.*");
         });
         service("idemkit.retention.every=0s").run(context -> assertThat(context.getStartupFailure()).rootCause()
-                .hasMessageContaining("idemkit.retention.every must be a positive duration"));
+                .hasMessageContaining("idemkit.retention.every must be at least 1ms"));
     }
 
     @Test

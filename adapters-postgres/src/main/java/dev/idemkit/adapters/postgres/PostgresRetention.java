@@ -46,8 +46,26 @@ public final class PostgresRetention {
               AND (processed_at < ?) IS TRUE
             """;
 
-    /** The oldest key kept, the first entry of the age index. */
-    static final String OLDEST_PROCESSED = "SELECT min(processed_at) FROM processed_messages";
+    /**
+     * Idempotency-Key records expired before a cutoff the run read once from the database's clock (a cutoff that moved
+     * with every batch, as {@link PostgresIdempotencyRecords#PURGE}'s does, could keep a run in this table for as long
+     * as records expire faster than it deletes them, and the other tables would wait); the same shape otherwise.
+     */
+    static final String PURGE_EXPIRED_RECORDS = """
+            DELETE FROM idempotency_records
+            WHERE ctid = ANY (ARRAY(
+                SELECT ctid FROM idempotency_records
+                WHERE expires_at <= ?
+                ORDER BY expires_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED))
+              AND (expires_at <= ?) IS TRUE
+            """;
+
+    /** The database's clock: every cutoff of a run, and the ages it reports, are read from it. */
+    static final String DATABASE_NOW = "SELECT statement_timestamp()";
+    /** The oldest key kept, the first entry of the age index, and the database's time. */
+    static final String OLDEST_PROCESSED = "SELECT min(processed_at), statement_timestamp() FROM processed_messages";
     /** The oldest sent outbox row kept, from the partial index on sent rows. */
     static final String OLDEST_SENT = "SELECT min(sent_at) FROM outbox_messages WHERE sent_at IS NOT NULL";
 
@@ -147,16 +165,21 @@ public final class PostgresRetention {
         }
     }
 
-    /** The oldest row each table keeps: how far back the inbox's dedup window reaches now, and the sent outbox's. */
-    public record Oldest(Optional<Instant> processedMessage, Optional<Instant> sentOutbox) {
+    /**
+     * The oldest row each table keeps (how far back the inbox's dedup window reaches, and the sent outbox's), read at
+     * {@code readAt} on the database's clock.
+     */
+    public record Oldest(Optional<Instant> processedMessage, Optional<Instant> sentOutbox, Instant readAt) {
         public Oldest {
             Objects.requireNonNull(processedMessage, "processedMessage");
             Objects.requireNonNull(sentOutbox, "sentOutbox");
+            Objects.requireNonNull(readAt, "readAt");
         }
 
-        /** The oldest inbox key's age at {@code now}; zero for an empty inbox. */
-        public Duration inboxAge(Instant now) {
-            return processedMessage.map(t -> Duration.between(t, now)).filter(d -> !d.isNegative()).orElse(Duration.ZERO);
+        /** The oldest inbox key's age when it was read; zero for an empty inbox. */
+        public Duration inboxAge() {
+            return processedMessage.map(t -> Duration.between(t, readAt)).filter(d -> !d.isNegative())
+                    .orElse(Duration.ZERO);
         }
     }
 
@@ -171,21 +194,25 @@ public final class PostgresRetention {
     }
 
     /**
-     * Deletes everything due at {@code now} under {@code policy}, batch after batch with the policy's pause between,
-     * until every table is caught up or {@code keepGoing} answers false (asked before each batch). An interrupt stops
-     * it too (the flag is kept). A database failure ends the run with a {@link
+     * Deletes everything due now under {@code policy}, batch after batch with the policy's pause between, until every
+     * table is caught up with the cutoffs read once when the run began, from the database's clock (the clock the rows'
+     * times were written by), or until {@code keepGoing} answers false (asked before each batch). An interrupt stops it
+     * too (the flag is kept). A database failure ends the run with a {@link
      * dev.idemkit.ports.out.StoreUnavailableException}; what was deleted before it stays deleted.
      */
-    public Report purge(Instant now, Policy policy, BooleanSupplier keepGoing) {
-        Objects.requireNonNull(now, "now");
+    public Report purge(Policy policy, BooleanSupplier keepGoing) {
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(keepGoing, "keepGoing");
+        Instant now = databaseNow();
         Instant inboxCutoff = now.minus(policy.inbox());
         Instant sentCutoff = now.minus(policy.sentOutbox());
         Loop loop = new Loop(policy, keepGoing);
         long processed = loop.run(n -> purgeProcessedBatch(inboxCutoff, n));
-        long records = loop.run(n -> Sql.purgeBatch(dataSource, "idempotency purge", PostgresIdempotencyRecords.PURGE,
-                ps -> ps.setInt(1, n)));
+        long records = loop.run(n -> Sql.purgeBatch(dataSource, "idempotency purge", PURGE_EXPIRED_RECORDS, ps -> {
+            Sql.setInstant(ps, 1, now);
+            ps.setInt(2, n);
+            Sql.setInstant(ps, 3, now);
+        }));
         long sent = loop.run(n -> PostgresOutboxMaintenance.purgeSentBatch(dataSource, sentCutoff, n));
         Report report = new Report(processed, records, sent, !loop.stopped);
         if (report.total() > 0 || !report.caughtUp()) {
@@ -194,20 +221,31 @@ public final class PostgresRetention {
         return report;
     }
 
-    /** The oldest inbox key and sent outbox row kept (each one read of an index's first entry). */
+    /** The oldest inbox key and sent outbox row kept (each one read of an index's first entry), and when. */
     public Oldest oldest() {
         return Sql.inTransaction(dataSource, "retention oldest", c -> {
             Optional<Instant> key;
             Optional<Instant> sent;
+            Instant at;
             try (PreparedStatement ps = c.prepareStatement(OLDEST_PROCESSED); ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 key = Optional.ofNullable(Sql.instant(rs, 1));
+                at = Sql.instant(rs, 2);
             }
             try (PreparedStatement ps = c.prepareStatement(OLDEST_SENT); ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 sent = Optional.ofNullable(Sql.instant(rs, 1));
             }
-            return new Oldest(key, sent);
+            return new Oldest(key, sent, at);
+        });
+    }
+
+    private Instant databaseNow() {
+        return Sql.inTransaction(dataSource, "retention clock", c -> {
+            try (PreparedStatement ps = c.prepareStatement(DATABASE_NOW); ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return Sql.instant(rs, 1);
+            }
         });
     }
 

@@ -52,13 +52,16 @@ final class Sql {
      *   <li>no sequential scans. A purge planned without statistics (a new table, or a generic plan whose cutoff it
      *       cannot see) read the whole table twice per batch; with this the batch finds its rows through the age
      *       index and deletes them by their row address (HotPathPlansIT).</li>
+     *   <li>a lock wait of at most 2 s. The rows a batch deletes are the ones it locked itself, skipping those held;
+     *       a row it would still wait for (the same row address in another partition of a table an operator
+     *       partitioned) fails the batch instead of holding its locks while it waits, and the next run tries again.</li>
      *   <li>an asynchronous commit. The batch does not wait for its WAL to reach the disk (the writers' commits flush
      *       it soon after): a crash can only bring back rows that a later run deletes again, and the purge no longer
      *       adds a flush of its own per batch to the writers' (RetentionBenchmark).</li>
      * </ul>
      */
-    static final String PURGE_PLANNER =
-            "SELECT set_config('enable_seqscan', 'off', true), set_config('synchronous_commit', 'off', true)";
+    static final String PURGE_PLANNER = "SELECT set_config('enable_seqscan', 'off', true),"
+            + " set_config('lock_timeout', '2s', true), set_config('synchronous_commit', 'off', true)";
 
     /** Sets {@link #PURGE_PLANNER} in {@code c}'s current transaction. */
     static void purgePlanner(Connection c) throws SQLException {

@@ -45,6 +45,7 @@ class HotPathPlansIT {
         "retention: inbox keys | now(), 1000, now()",
         "retention: sent outbox rows | now(), 1000, now()",
         "retention: Idempotency-Key records | 1000",
+        "retention: Idempotency-Key records before the run's cutoff | now(), 1000, now()",
     })
     void theCachedPlanReadsTheTableThroughAnIndex(String statement, String args) throws SQLException {
         String plan = genericPlan(sql(statement), args);
@@ -63,11 +64,11 @@ class HotPathPlansIT {
         pg.execute("CREATE TABLE IF NOT EXISTS plan_probe (setting text NOT NULL)");
         int n = Sql.purgeBatch(pg.db().dataSource(), "probe",
                 "INSERT INTO plan_probe SELECT current_setting('enable_seqscan') || ' '"
-                        + " || current_setting('synchronous_commit')", ps -> { });
+                        + " || current_setting('synchronous_commit') || ' ' || current_setting('lock_timeout')", ps -> { });
 
         assertThat(n).isEqualTo(1);
-        assertThat(pg.queryLong("SELECT count(*) FROM plan_probe WHERE setting = 'off off'"))
-                .as("no sequential scan, an asynchronous commit").isEqualTo(1);
+        assertThat(pg.queryLong("SELECT count(*) FROM plan_probe WHERE setting = 'off off 2s'"))
+                .as("no sequential scan, an asynchronous commit, a bounded lock wait").isEqualTo(1);
         assertThat(pg.queryLong("SELECT count(*) FROM plan_probe WHERE current_setting('enable_seqscan') = 'on'"))
                 .as("the setting ends with the batch's transaction").isEqualTo(1);
     }
@@ -87,6 +88,7 @@ class HotPathPlansIT {
             case "retention: inbox keys" -> PostgresRetention.PURGE_PROCESSED;
             case "retention: sent outbox rows" -> PostgresOutboxMaintenance.PURGE_SENT;
             case "retention: Idempotency-Key records" -> PostgresIdempotencyRecords.PURGE;
+            case "retention: Idempotency-Key records before the run's cutoff" -> PostgresRetention.PURGE_EXPIRED_RECORDS;
             default -> throw new IllegalArgumentException(statement);
         };
     }

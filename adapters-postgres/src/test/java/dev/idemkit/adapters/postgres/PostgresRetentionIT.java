@@ -54,7 +54,7 @@ class PostgresRetentionIT {
                 + " WHEN g = 22 THEN now() - interval '1 hour' END FROM generate_series(1, 23) g");
         pg.execute("UPDATE outbox_messages SET appended_at = now() - interval '30 days' WHERE sent_at IS NULL");
 
-        PostgresRetention.Report report = retention.purge(Instant.now(), SMALL_BATCHES, () -> true);
+        PostgresRetention.Report report = retention.purge(SMALL_BATCHES, () -> true);
 
         assertThat(report).isEqualTo(new PostgresRetention.Report(24, 23, 21, true));
         assertThat(inbox.recorded(InboxKey.of(consumer, "m-0"))).as("inside the 7-day window").isPresent();
@@ -64,7 +64,7 @@ class PostgresRetentionIT {
                 .as("an unsent row, however old, is never retention's").isOne();
         assertThat(pg.queryLong("SELECT count(*) FROM outbox_messages WHERE sent_at IS NOT NULL"))
                 .as("sent an hour ago: kept a day").isOne();
-        assertThat(retention.purge(Instant.now(), SMALL_BATCHES, () -> true))
+        assertThat(retention.purge(SMALL_BATCHES, () -> true))
                 .isEqualTo(new PostgresRetention.Report(0, 0, 0, true));
     }
 
@@ -73,7 +73,7 @@ class PostgresRetentionIT {
         oldKeys(35);
         AtomicInteger asked = new AtomicInteger();
 
-        PostgresRetention.Report report = retention.purge(Instant.now(), SMALL_BATCHES, () -> asked.incrementAndGet() <= 2);
+        PostgresRetention.Report report = retention.purge(SMALL_BATCHES, () -> asked.incrementAndGet() <= 2);
 
         assertThat(report).isEqualTo(new PostgresRetention.Report(20, 0, 0, false));
         assertThat(report.toString()).contains("stopped before catching up");
@@ -85,7 +85,7 @@ class PostgresRetentionIT {
         oldKeys(35);
         Thread.currentThread().interrupt();
         try {
-            PostgresRetention.Report report = retention.purge(Instant.now(), SMALL_BATCHES, () -> true);
+            PostgresRetention.Report report = retention.purge(SMALL_BATCHES, () -> true);
             assertThat(report.caughtUp()).isFalse();
             assertThat(Thread.currentThread().isInterrupted()).isTrue();
         } finally {
@@ -95,25 +95,28 @@ class PostgresRetentionIT {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(60) // a purge that waited for the writer would hang here, not fail
     void aKeyAWriterHoldsIsSkippedNotWaitedFor() throws Exception {
         oldKeys(5);
         try (Connection writer = pg.connection(); Statement s = writer.createStatement()) {
             writer.setAutoCommit(false);
             s.execute("SELECT 1 FROM processed_messages WHERE message_id = 'old-3' FOR UPDATE");
 
-            PostgresRetention.Report report = retention.purge(Instant.now(), SMALL_BATCHES, () -> true);
+            PostgresRetention.Report report = retention.purge(SMALL_BATCHES, () -> true);
 
             assertThat(report.processedMessages()).isEqualTo(4);
             writer.rollback();
         }
-        assertThat(retention.purge(Instant.now(), SMALL_BATCHES, () -> true).processedMessages())
+        assertThat(retention.purge(SMALL_BATCHES, () -> true).processedMessages())
                 .as("the next run takes it").isOne();
     }
 
     @Test
     void theOldestRowsKeptAreReadFromTheAgeIndexes() {
-        assertThat(retention.oldest()).isEqualTo(new PostgresRetention.Oldest(java.util.Optional.empty(),
-                java.util.Optional.empty()));
+        PostgresRetention.Oldest empty = retention.oldest();
+        assertThat(empty.processedMessage()).isEmpty();
+        assertThat(empty.sentOutbox()).isEmpty();
+        assertThat(empty.inboxAge()).isZero();
         oldKeys(3);
         pg.execute("UPDATE processed_messages SET processed_at = '2026-01-02T03:04:05Z' WHERE message_id = 'old-2'");
         pg.execute("INSERT INTO outbox_messages (id, destination, ordering_key, headers, body, sent_at) VALUES"
@@ -124,7 +127,10 @@ class PostgresRetentionIT {
 
         assertThat(oldest.processedMessage()).contains(Instant.parse("2026-01-02T03:04:05Z"));
         assertThat(oldest.sentOutbox()).contains(Instant.parse("2026-02-03T04:05:06Z"));
-        assertThat(oldest.inboxAge(Instant.parse("2026-01-03T03:04:05Z"))).isEqualTo(Duration.ofDays(1));
+        assertThat(new PostgresRetention.Oldest(oldest.processedMessage(), oldest.sentOutbox(),
+                Instant.parse("2026-01-03T03:04:05Z")).inboxAge()).isEqualTo(Duration.ofDays(1));
+        assertThat(Duration.between(oldest.readAt(), Instant.now()).abs()).as("read on the database's clock, now")
+                .isLessThan(Duration.ofMinutes(1));
     }
 
     @Test
@@ -147,6 +153,26 @@ class PostgresRetentionIT {
         assertThat(p.pauseAfter(Duration.ofMillis(1))).as("the floor").isEqualTo(Duration.ofMillis(10));
         assertThat(p.withDutyCycle(1).withPause(Duration.ZERO).pauseAfter(Duration.ofMillis(10))).isZero();
         assertThat(p.withDutyCycle(0.5).pauseAfter(Duration.ofMillis(30))).isEqualTo(Duration.ofMillis(30));
+    }
+
+    /**
+     * The records' cutoff is read once per run: records that expire while a run works are the next run's, so a run
+     * ends even when records expire faster than it deletes them (before, its cutoff moved with every batch).
+     */
+    @Test
+    void recordsThatExpireDuringARunAreLeftToTheNextOne() {
+        pg.execute("INSERT INTO idempotency_records (client_id, idem_key, fingerprint, state, created_at, expires_at)"
+                + " SELECT 'c', 'k-' || g, 'f', 'in_progress', now(), clock_timestamp() + interval '1500 milliseconds'"
+                + " FROM generate_series(1, 30) g");
+        pg.execute("INSERT INTO idempotency_records (client_id, idem_key, fingerprint, state, created_at, expires_at)"
+                + " SELECT 'c', 'old-' || g, 'f', 'in_progress', now(), now() - interval '1 hour'"
+                + " FROM generate_series(1, 25) g");
+        // pauses long enough that the 30 expire while the run works through the 25 (its third batch begins after 2 s)
+        PostgresRetention.Report report = retention.purge(SMALL_BATCHES.withPause(Duration.ofSeconds(1)), () -> true);
+
+        assertThat(report.idempotencyRecords()).isEqualTo(25);
+        assertThat(pg.queryLong("SELECT count(*) FROM idempotency_records")).isEqualTo(30);
+        assertThat(retention.purge(SMALL_BATCHES, () -> true).idempotencyRecords()).as("the next run").isEqualTo(30);
     }
 
     private void oldKeys(int n) {

@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code idemkit_outbox_failed_total}, {@code idemkit_outbox_parked_total} and the gauges {@code idemkit_outbox_pending},
  * {@code idemkit_outbox_parked_rows}, {@code idemkit_outbox_oldest_pending_age_seconds}; retention's
  * {@code idemkit_retention_deleted_total{table}} and the gauges {@code idemkit_retention_oldest_inbox_key_age_seconds}
- * (how far back the dedup window reaches) and {@code idemkit_retention_caught_up} (1 when the last run caught up).
+ * (how far back the dedup window reaches) and {@code idemkit_retention_caught_up} (1 when the last run caught up; 0
+ * when it was stopped first or failed), and {@code idemkit_retention_failures_total}.
  */
 public final class Metrics implements ConsumerEvents, OutboxEvents {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -41,6 +42,7 @@ public final class Metrics implements ConsumerEvents, OutboxEvents {
     private final Map<String, Counter> retentionDeleted = new ConcurrentHashMap<>();
     private final AtomicLong oldestInboxKeyMillis = new AtomicLong();
     private final AtomicLong retentionCaughtUp = new AtomicLong(1);
+    private final Counter retentionFailures = Counter.builder("idemkit_retention_failures").register(registry);
 
     public Metrics() {
         Gauge.builder("idemkit_outbox_pending", outboxPending, AtomicLong::get).register(registry);
@@ -50,6 +52,12 @@ public final class Metrics implements ConsumerEvents, OutboxEvents {
         Gauge.builder("idemkit_retention_oldest_inbox_key_age_seconds", oldestInboxKeyMillis, m -> m.get() / 1000.0)
                 .register(registry);
         Gauge.builder("idemkit_retention_caught_up", retentionCaughtUp, AtomicLong::get).register(registry);
+    }
+
+    /** A retention run that failed: it did not catch up. */
+    public void retentionFailed() {
+        retentionCaughtUp.set(0);
+        retentionFailures.increment();
     }
 
     /** One retention run: rows deleted per table, the oldest inbox key kept, whether it caught up. */

@@ -133,11 +133,11 @@ final class PostgresBinding implements StoreBinding<JpaUnitOfWork> {
 
     @Override
     public RetentionRun purgeExpired(Instant now, java.util.function.BooleanSupplier keepGoing) {
-        PostgresRetention.Report r = retention.purge(now, retentionPolicy, keepGoing);
+        PostgresRetention.Report r = retention.purge(retentionPolicy, keepGoing);
         PostgresRetention.Oldest oldest = retention.oldest();
         return new RetentionRun(java.util.Map.of("processed_messages", r.processedMessages(), "idempotency_records",
                 r.idempotencyRecords(), "outbox_messages", r.sentOutbox()),
-                oldest.processedMessage().map(t -> oldest.inboxAge(now)), r.caughtUp(), r + " (inbox window "
+                oldest.processedMessage().map(t -> oldest.inboxAge()), r.caughtUp(), r + " (inbox window "
                 + retentionPolicy.inbox() + ", sent outbox kept " + retentionPolicy.sentOutbox() + ")");
     }
 

@@ -51,6 +51,9 @@ import org.junit.jupiter.api.Test;
  * problema do dual write"): the dead run's rows stay and the rerun writes them again. The same write through the
  * inbox, keyed by the record's {@code message_id} in the effect's own transaction, is applied once.
  */
+// full tier: it shows what a Kafka transaction does and does not cover (a demonstration, 20-25 s); the inbox on Kafka
+// is held in verify by CrashHarnessIT's PG_KAFKA chain (every consumer point killed) and DemoIT's Kafka exercises
+@org.junit.jupiter.api.Tag("slow")
 class KafkaExactlyOnceIT {
     private static final int RECORDS = 5;
 

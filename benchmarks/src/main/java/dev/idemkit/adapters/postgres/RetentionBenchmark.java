@@ -128,7 +128,7 @@ public final class RetentionBenchmark {
         if (purge == null) {
             Thread.sleep(duration.toMillis());
         } else {
-            PostgresRetention.Report r = retention.purge(Instant.now(), purge, () -> true);
+            PostgresRetention.Report r = retention.purge(purge, () -> true);
             deleted = r.processedMessages();
             if (deleted != KEYS) {
                 throw new IllegalStateException("the purge deleted " + deleted + " keys, expected " + KEYS);
