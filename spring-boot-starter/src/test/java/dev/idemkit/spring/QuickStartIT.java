@@ -113,16 +113,21 @@ class QuickStartIT {
     void theRootReadmeShowsTheStartUpLinesThisServicePrinted(
             org.springframework.boot.test.system.CapturedOutput output) throws Exception {
         // the service started while the capture ran (it began before the test context was loaded); the capture may
-        // also hold services other test classes started in this JVM: this one's lines begin with its inbox's line
-        List<String> all = output.getAll().lines().filter(l -> l.contains(" : idemkit "))
-                .map(l -> l.substring(l.indexOf(" : idemkit ") + 3)).toList();
-        int first = all.indexOf(all.stream().filter(l -> l.contains("schema " + SCHEMA + ":")).findFirst().orElseThrow());
+        // also hold services other test classes started in this JVM, at the same time on another thread: this one's
+        // lines are its starting thread's, from its inbox's line to the next service that thread starts
+        List<String> all = output.getAll().lines().filter(l -> l.contains(" : idemkit ")).toList();
+        String inbox = all.stream().filter(l -> l.contains("schema " + SCHEMA + ":")).findFirst().orElseThrow();
+        String thread = inbox.substring(inbox.indexOf('['), inbox.indexOf(']') + 1);
         List<String> lines = new ArrayList<>();
-        for (String l : all.subList(first, all.size())) {
-            if (l.startsWith("idemkit inbox joins") && !lines.isEmpty()) {
-                break; // another service's start
+        for (String l : all.subList(all.indexOf(inbox), all.size())) {
+            if (!l.contains(thread)) {
+                continue; // another test class's service
             }
-            lines.add(l.replace(SCHEMA, "public"));
+            String said = l.substring(l.indexOf(" : idemkit ") + 3);
+            if (said.startsWith("idemkit inbox joins") && !lines.isEmpty()) {
+                break; // the next service this thread started
+            }
+            lines.add(said.replace(SCHEMA, "public"));
         }
         String readme = java.nio.file.Files.readString(java.nio.file.Path.of("../README.md"), StandardCharsets.UTF_8);
 

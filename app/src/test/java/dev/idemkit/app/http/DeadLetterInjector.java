@@ -13,6 +13,14 @@ import java.util.Map;
  * bodies are valid credits of 1.00 to {@code account}, so a redriven one is processed by the app's credit consumer.
  */
 public final class DeadLetterInjector {
+    /**
+     * When the injected dead letters' first attempt failed: an hour before this JVM started, so that they are inside
+     * every redrive window whatever the date (a fixed date here made the console's redrive tests fail once the date
+     * was four days past it: the window refused them as too old).
+     */
+    public static final java.time.Instant FIRST_ATTEMPT = java.time.Instant.now().minus(java.time.Duration.ofHours(1))
+            .truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+
     private DeadLetterInjector() {}
 
     /** Dead letters {@code dl-<prefix>-i} for messages {@code m-<prefix>-i}, crediting {@code <accountPrefix>-i}. */
@@ -27,7 +35,7 @@ public final class DeadLetterInjector {
                         .messageId(messageId(prefix, i)).deliveryMode(2).contentType("application/json")
                         .headers(Map.of("x-idemkit-dead-letter-reason", reason,
                                 "x-idemkit-dead-letter-id", "dl-" + prefix + "-" + i,
-                                "x-idemkit-attempts", "1\t2026-12-01T00:00:00Z\t" + reason,
+                                "x-idemkit-attempts", "1\t" + FIRST_ATTEMPT + "\t" + reason,
                                 "tenant", "t-1", "note", "\u001b[31mred"))
                         .build(), credit(accountPrefix + "-" + i));
             }
