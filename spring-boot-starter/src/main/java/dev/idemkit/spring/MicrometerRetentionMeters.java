@@ -35,11 +35,12 @@ final class MicrometerRetentionMeters implements RetentionMeters {
 
     @Override
     public void ran(PostgresRetention.Report report, PostgresRetention.Oldest oldest) {
+        // the gauges first: whoever sees a run's counts sees its gauges too
+        oldestMillis.set(oldest.inboxAge().toMillis());
+        caughtUp.set(report.caughtUp() ? 1 : 0);
         deleted("processed_messages", report.processedMessages());
         deleted("idempotency_records", report.idempotencyRecords());
         deleted("outbox_messages", report.sentOutbox());
-        oldestMillis.set(oldest.inboxAge().toMillis());
-        caughtUp.set(report.caughtUp() ? 1 : 0);
     }
 
     @Override

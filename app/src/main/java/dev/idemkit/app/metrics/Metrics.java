@@ -62,10 +62,11 @@ public final class Metrics implements ConsumerEvents, OutboxEvents {
 
     /** One retention run: rows deleted per table, the oldest inbox key kept, whether it caught up. */
     public void retention(Map<String, Long> deleted, java.util.Optional<Duration> oldestInboxKey, boolean caughtUp) {
-        deleted.forEach((table, n) -> retentionDeleted.computeIfAbsent(table, t -> Counter
-                .builder("idemkit_retention_deleted").tag("table", t).register(registry)).increment(n));
+        // the gauges first: whoever sees a run's counts sees its gauges too
         oldestInboxKeyMillis.set(oldestInboxKey.map(Duration::toMillis).orElse(0L));
         retentionCaughtUp.set(caughtUp ? 1 : 0);
+        deleted.forEach((table, n) -> retentionDeleted.computeIfAbsent(table, t -> Counter
+                .builder("idemkit_retention_deleted").tag("table", t).register(registry)).increment(n));
     }
 
     @Override
