@@ -57,6 +57,12 @@ public class IdemkitAutoConfiguration {
                 public RetentionMeters retention() {
                     return retention;
                 }
+
+                @Override
+                public OutboxMeters outbox() {
+                    // made by the outbox's configuration only, once: a service without the outbox has none of them
+                    return new MicrometerOutboxMeters(registry);
+                }
             };
         }
     }
@@ -73,11 +79,18 @@ public class IdemkitAutoConfiguration {
             public RetentionMeters retention() {
                 return RetentionMeters.NONE;
             }
+
+            @Override
+            public OutboxMeters outbox() {
+                return OutboxMeters.NONE;
+            }
         };
 
         InboxMeters meters();
 
         RetentionMeters retention();
+
+        OutboxMeters outbox();
     }
 
     /** The schema idemkit's tables are in (after its migrations ran, when idemkit applies them). */

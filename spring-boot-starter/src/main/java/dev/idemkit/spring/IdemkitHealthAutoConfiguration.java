@@ -15,7 +15,8 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /** idemkit's health: the store, the listeners' settle paths (a broker that blocks publishing), their dead-letter queues. */
-@AutoConfiguration(after = {IdemkitPostgresAutoConfiguration.class, IdemkitRabbitAutoConfiguration.class})
+@AutoConfiguration(after = {IdemkitPostgresAutoConfiguration.class, IdemkitRabbitAutoConfiguration.class,
+        IdemkitOutboxAutoConfiguration.class})
 @ConditionalOnProperty(prefix = "idemkit", name = "enabled", matchIfMissing = true)
 @ConditionalOnClass({JoinedInboxStore.class, HealthIndicator.class})
 @ConditionalOnBean(DataSource.class)
@@ -31,6 +32,16 @@ public class IdemkitHealthAutoConfiguration {
         TransportHealth settle = transport.getIfAvailable(() -> () -> "UP");
         return new IdemkitHealthIndicator(dataSource, depths::depths, settle::health,
                 properties.getRabbit().getAlertThreshold());
+    }
+
+    /** The outbox's health, when the starter runs its relay ({@code idemkit.outbox.enabled=true}). */
+    @Bean
+    @ConditionalOnBean(IdemkitOutboxRelay.class)
+    @ConditionalOnMissingBean(name = "idemkitOutboxHealthIndicator")
+    IdemkitOutboxHealthIndicator idemkitOutboxHealthIndicator(IdemkitOutboxRelay relay,
+            IdemkitProperties properties) {
+        return new IdemkitOutboxHealthIndicator(relay::stats, relay::transportHealth,
+                properties.getOutbox().getParkedAlertThreshold());
     }
 
     /** Whether the idempotent listeners' settle paths can publish: "UP" or "DOWN: " and why. */

@@ -3,9 +3,6 @@ package dev.idemkit.spring;
 import dev.idemkit.adapters.postgres.JoinedInboxStore;
 import dev.idemkit.adapters.postgres.PostgresMigrations;
 import dev.idemkit.adapters.postgres.PostgresRetention;
-import dev.idemkit.domain.retry.Backoff;
-import dev.idemkit.domain.retry.Jitter;
-import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.spring.IdemkitAutoConfiguration.IdemkitSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -85,10 +82,7 @@ public class IdemkitPostgresAutoConfiguration {
         if (r.getEvery() == null || r.getEvery().toMillis() < 1) {
             throw new StartupRefusal("idemkit.retention.every must be at least 1ms, got " + r.getEvery());
         }
-        IdemkitProperties.Retry retry = properties.getRetry();
-        Duration horizon = RetryPolicy.defaults().withMaxAttempts(retry.getMaxAttempts())
-                .withBackoff(Backoff.exponential(retry.getBaseDelay(), retry.getMaxDelay(), Jitter.FULL))
-                .longestRetryHorizon();
+        Duration horizon = properties.getRetry().toPolicy().longestRetryHorizon();
         if (policy.inbox().isZero() || policy.inbox().compareTo(horizon) < 0) {
             throw new StartupRefusal("idemkit.retention.inbox " + policy.inbox() + " is shorter than the idempotent"
                     + " listeners' longest retry horizon " + horizon + " (idemkit.retry.*): a message retried after its"

@@ -16,6 +16,7 @@ public class IdemkitProperties {
     private final Rabbit rabbit = new Rabbit();
     private final Http http = new Http();
     private final Retention retention = new Retention();
+    private final Outbox outbox = new Outbox();
 
     public boolean isEnabled() {
         return enabled;
@@ -43,6 +44,71 @@ public class IdemkitProperties {
 
     public Retention getRetention() {
         return retention;
+    }
+
+    public Outbox getOutbox() {
+        return outbox;
+    }
+
+    /**
+     * The transactional outbox: {@code IdemkitOutbox} appends an event in the service's transaction, and a relay the
+     * starter runs publishes what committed, in commit order per ordering key, through idemkit's transport.
+     */
+    public static class Outbox {
+        /** Whether the outbox and its relay are configured (the relay needs a transport: idemkit-adapters-rabbit). */
+        private boolean enabled = false;
+
+        /** Where each event type is published: {@code idemkit.outbox.destinations.order-placed=orders.placed}. */
+        private java.util.Map<String, String> destinations = new java.util.LinkedHashMap<>();
+
+        /**
+         * Publishes of one row ({@code max-attempts}, 10) before it is parked (it then blocks its ordering key until an
+         * operator acts), and the backoff between them ({@code base-delay} 1s, doubled per retry with full jitter, up
+         * to {@code max-delay} 60s).
+         */
+        private final Retry retry = new Retry(10, Duration.ofSeconds(1), Duration.ofSeconds(60));
+
+        /** The longest wait between two relay passes when no commit notification arrives. */
+        private Duration pollInterval = Duration.ofSeconds(1);
+
+        /** Parked rows above which health says {@code alert: true} (0: any parked row). */
+        private int parkedAlertThreshold = 0;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Retry getRetry() {
+            return retry;
+        }
+
+        public java.util.Map<String, String> getDestinations() {
+            return destinations;
+        }
+
+        public void setDestinations(java.util.Map<String, String> destinations) {
+            this.destinations = destinations;
+        }
+
+        public Duration getPollInterval() {
+            return pollInterval;
+        }
+
+        public void setPollInterval(Duration pollInterval) {
+            this.pollInterval = pollInterval;
+        }
+
+        public int getParkedAlertThreshold() {
+            return parkedAlertThreshold;
+        }
+
+        public void setParkedAlertThreshold(int parkedAlertThreshold) {
+            this.parkedAlertThreshold = parkedAlertThreshold;
+        }
     }
 
     /**
@@ -267,13 +333,35 @@ public class IdemkitProperties {
     /** Attempts and backoff of the idempotent listeners (the seed's defaults: 3 attempts). */
     public static class Retry {
         /** How many times a failing message is attempted before it is dead-lettered (1 = never retried). */
-        private int maxAttempts = 3;
+        private int maxAttempts;
 
         /** The first retry's ceiling; doubled per retry, full jitter. */
-        private Duration baseDelay = Duration.ofMillis(200);
+        private Duration baseDelay;
 
         /** The longest wait between two attempts. */
-        private Duration maxDelay = Duration.ofSeconds(10);
+        private Duration maxDelay;
+
+        /** The idempotent listeners' defaults: 3 attempts, 200ms, 10s. */
+        public Retry() {
+            this(3, Duration.ofMillis(200), Duration.ofSeconds(10));
+        }
+
+        Retry(int maxAttempts, Duration baseDelay, Duration maxDelay) {
+            this.maxAttempts = maxAttempts;
+            this.baseDelay = baseDelay;
+            this.maxDelay = maxDelay;
+        }
+
+        /**
+         * The domain's policy of these values: exponential backoff with full jitter.
+         *
+         * @throws IllegalArgumentException when a value is outside the policy's bounds
+         */
+        dev.idemkit.domain.retry.RetryPolicy toPolicy() {
+            return dev.idemkit.domain.retry.RetryPolicy.defaults().withMaxAttempts(maxAttempts)
+                    .withBackoff(dev.idemkit.domain.retry.Backoff.exponential(baseDelay, maxDelay,
+                            dev.idemkit.domain.retry.Jitter.FULL));
+        }
 
         public int getMaxAttempts() {
             return maxAttempts;

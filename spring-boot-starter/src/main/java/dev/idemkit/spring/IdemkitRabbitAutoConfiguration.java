@@ -3,8 +3,6 @@ package dev.idemkit.spring;
 import dev.idemkit.adapters.postgres.JoinedInboxStore;
 import dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries;
 import dev.idemkit.adapters.rabbit.RabbitSettings;
-import dev.idemkit.domain.retry.Backoff;
-import dev.idemkit.domain.retry.Jitter;
 import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents;
@@ -88,8 +86,7 @@ public class IdemkitRabbitAutoConfiguration {
                 PlatformTransactionManager transactionManager, RabbitAdoptedDeliveries deliveries, InboxMeters meters,
                 IdemkitProperties properties, ObjectProvider<ConsumerEvents> events) {
             IdemkitProperties.Retry r = properties.getRetry();
-            RetryPolicy policy = RetryPolicy.defaults().withMaxAttempts(r.getMaxAttempts())
-                    .withBackoff(Backoff.exponential(r.getBaseDelay(), r.getMaxDelay(), Jitter.FULL));
+            RetryPolicy policy = r.toPolicy();
             // a transaction of its own per delivery: its key and effect commit before the container acks, whatever
             // surrounds the listener (an outer transaction is refused at start-up, see below)
             ListenerInbox inbox = new ListenerInbox(dataSource, transactionManager);

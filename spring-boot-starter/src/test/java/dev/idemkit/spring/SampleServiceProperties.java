@@ -37,6 +37,21 @@ final class SampleServiceProperties {
         registry.add("idemkit.postgres.schema", () -> schema);
     }
 
+    /**
+     * The command-line arguments of a sample service run as a JVM of its own (the crash tests): the local PostgreSQL in
+     * {@code schema} with a pool of 4, the RabbitMQ broker, no web server, warnings only.
+     */
+    static java.util.List<String> childArgs(String schema, URI rabbit) {
+        PostgresSettings pg = PostgresSettings.fromEnvironment();
+        String url = pg.url() + (pg.url().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        return java.util.List.of("--spring.datasource.url=" + url, "--spring.datasource.username=" + pg.user(),
+                "--spring.datasource.password=" + pg.password(), "--spring.datasource.hikari.maximum-pool-size=4",
+                "--spring.rabbitmq.host=" + rabbit.getHost(),
+                "--spring.rabbitmq.port=" + (rabbit.getPort() > 0 ? rabbit.getPort() : 5672),
+                "--spring.main.web-application-type=none", "--logging.level.root=WARN",
+                "--idemkit.postgres.schema=" + schema);
+    }
+
     /** After a test class: its schema dropped, its queue and the settle paths idemkit declared for it deleted. */
     static void dropSchemaAndQueue(String schema, String queue, URI rabbit) {
         dev.idemkit.testsupport.TestPostgres.dropSchema(schema);

@@ -178,24 +178,17 @@ class SpringListenerCrashIT {
             if (broken != null) {
                 props.put("idemkit.crash.broken", broken);
             }
-            String url = TestPostgres.URL + (TestPostgres.URL.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+            List<String> args = new ArrayList<>(SampleServiceProperties.childArgs(schema, RABBIT));
+            args.addAll(List.of("--spring.rabbitmq.listener.simple.concurrency=2",
+                    "--spring.rabbitmq.listener.simple.prefetch=5", "--crash.queue=" + queue,
+                    "--idemkit.rabbit.idempotent-listeners=true", "--idemkit.retry.base-delay=50ms",
+                    "--idemkit.retry.max-delay=200ms", "--crash.batch=" + batch,
+                    "--spring.rabbitmq.listener.simple.consumer-batch-enabled=" + batch,
+                    "--spring.rabbitmq.listener.simple.batch-size=4"));
             return ChildJvm.of(SpringCrashChild.class.getName()).properties(props)
                     .log(java.nio.file.Path.of("target", "child-logs"), "spring-crash-" + (point == null ? "drain"
                             : point) + "-" + UUID.randomUUID().toString().substring(0, 8))
-                    .args(List.of("--spring.datasource.url=" + url, "--spring.datasource.username=" + TestPostgres.USER,
-                            "--spring.datasource.password=" + TestPostgres.PASSWORD,
-                            "--spring.datasource.hikari.maximum-pool-size=4",
-                            "--spring.rabbitmq.host=" + RABBIT.getHost(),
-                            "--spring.rabbitmq.port=" + (RABBIT.getPort() > 0 ? RABBIT.getPort() : 5672),
-                            "--spring.rabbitmq.listener.simple.concurrency=2",
-                            "--spring.rabbitmq.listener.simple.prefetch=5",
-                            "--spring.main.web-application-type=none", "--logging.level.root=WARN",
-                            "--crash.queue=" + queue, "--idemkit.postgres.schema=" + schema,
-                            "--idemkit.rabbit.idempotent-listeners=true", "--idemkit.retry.base-delay=50ms",
-                            "--idemkit.retry.max-delay=200ms", "--crash.batch=" + batch,
-                            "--spring.rabbitmq.listener.simple.consumer-batch-enabled=" + batch,
-                            "--spring.rabbitmq.listener.simple.batch-size=4"))
-                    .start();
+                    .args(args).start();
         }
 
         /** Starts the service armed at {@code point}, waits until a thread stopped there, and SIGKILLs it. */

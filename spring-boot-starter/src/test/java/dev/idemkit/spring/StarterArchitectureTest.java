@@ -68,9 +68,10 @@ class StarterArchitectureTest {
                 .and().doNotHaveSimpleName("IdempotentListenersCheck")
                 .and().doNotHaveSimpleName("SpringRabbitUri")
                 .and().haveNameNotMatching(".*\\.IdemkitRabbitAutoConfiguration(\\$.*)?")
+                .and().doNotHaveSimpleName("IdemkitOutboxRabbitAutoConfiguration")
                 .should().dependOnClassesThat().resideInAPackage(ROOT + ".adapters.rabbit..")
-                .because("adapters-rabbit is optional: only the idempotent listeners' classes, loaded when it is there,"
-                        + " may name it");
+                .because("adapters-rabbit is optional: only the idempotent listeners' classes and the outbox relay's"
+                        + " transport configuration, loaded when it is there, may name it");
         rule.check(classes);
     }
 

@@ -254,6 +254,13 @@ final class ConfirmingPublisher implements AutoCloseable {
      * Publishes of one {@code group} go on one channel, in call order. The future completes on the connection's thread:
      * its dependents must not block.
      */
+    /** {@link #publishAsync(String, AMQP.BasicProperties, byte[], String)} of a transport's message, its group its own. */
+    CompletableFuture<Void> publishAsync(String queue, dev.idemkit.ports.out.OutgoingMessage message,
+            dev.idemkit.ports.out.Clock clock) {
+        return publishAsync(queue, AmqpMessages.propertiesOf(message, clock.now().toEpochMilli()), message.body(),
+                message.groupId().orElse(null));
+    }
+
     CompletableFuture<Void> publishAsync(String routingKey, AMQP.BasicProperties props, byte[] body, String group) {
         java.util.Optional<String> blocked = gate.blockedBy();
         if (blocked.isPresent()) {

@@ -7,7 +7,6 @@ import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.TransportException;
 import java.io.IOException;
 import java.util.Objects;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,12 +39,7 @@ public final class RabbitAdoptedDeliveries implements AutoCloseable {
     public RabbitAdoptedDeliveries(RabbitSettings settings, Clock clock, String connectionName) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.clock = Objects.requireNonNull(clock, "clock");
-        try {
-            this.publishing = RabbitConnections.factory(settings, false).newConnection(null,
-                    RabbitConnections.nodes(settings), connectionName + "-settle");
-        } catch (IOException | TimeoutException e) {
-            throw new TransportException("cannot connect to " + settings.redactedUri() + ": " + e.getMessage(), e);
-        }
+        this.publishing = RabbitConnections.publishing(settings, connectionName + "-settle");
         this.publisher = new ConfirmingPublisher(publishing, PUBLISHING_CHANNELS, settings.confirmTimeout());
         this.declarations = new Declarations(publishing, settings);
         if (publishing instanceof com.rabbitmq.client.Recoverable r) {

@@ -12,6 +12,21 @@ final class RabbitConnections {
 
     private RabbitConnections() {}
 
+    /**
+     * A publishing connection named {@code name}: automatic recovery of the connection and its channels, none of the
+     * topology (declarations are idemkit's own, on short-lived channels).
+     *
+     * @throws dev.idemkit.ports.out.TransportException when the broker cannot be reached
+     */
+    static com.rabbitmq.client.Connection publishing(RabbitSettings settings, String name) {
+        try {
+            return factory(settings, false).newConnection(null, nodes(settings), name);
+        } catch (java.io.IOException | java.util.concurrent.TimeoutException e) {
+            throw new dev.idemkit.ports.out.TransportException("cannot connect to " + settings.redactedUri()
+                    + (settings.addresses().isEmpty() ? "" : " at " + settings.addresses()) + ": " + e.getMessage(), e);
+        }
+    }
+
     static ConnectionFactory factory(RabbitSettings settings, boolean recoverTopology) {
         ConnectionFactory f = new ConnectionFactory();
         try {

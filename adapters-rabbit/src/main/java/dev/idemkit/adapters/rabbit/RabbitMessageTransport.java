@@ -132,8 +132,7 @@ public final class RabbitMessageTransport implements MessageTransport {
         } catch (RuntimeException e) {
             return java.util.concurrent.CompletableFuture.failedFuture(e);
         }
-        return publisher.publishAsync(queue, AmqpMessages.propertiesOf(message, clock.now().toEpochMilli()),
-                message.body(), message.groupId().orElse(null));
+        return publisher.publishAsync(queue, message, clock);
     }
 
     /**
