@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idemkit.adapters.postgres.PostgresSettings;
 import dev.idemkit.domain.Outcome;
 import dev.idemkit.spring.jpasample.JpaSampleService;
+import dev.idemkit.spring.jpasample.WalletAnnouncements;
 import dev.idemkit.spring.jpasample.Wallets;
+import dev.idemkit.testsupport.TestRabbit;
+import java.net.URI;
 import java.sql.Connection;
 import dev.idemkit.testsupport.TestPostgres;
 import java.sql.Statement;
@@ -26,12 +29,14 @@ import org.springframework.transaction.UnexpectedRollbackException;
 /**
  * The inbox in a JPA service (Boot's JpaTransactionManager, entities changed through the EntityManager), against the
  * local PostgreSQL in a schema of its own: the key commits with the entity change, and an effect that failed after
- * changing an entity cannot commit that change without its key, even when the service catches the failure.
+ * changing an entity cannot commit that change without its key, even when the service catches the failure; an outbox
+ * event commits with the entity it announces or not at all, and the relay publishes it.
  */
 @SpringBootTest(classes = JpaSampleService.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
 class JpaSampleServiceIT {
     private static final String SCHEMA = TestPostgres.uniqueSchema("idemkit_jpa");
     private static final PostgresSettings PG = PostgresSettings.fromEnvironment();
+    private static final String QUEUE = TestRabbit.unique("idemkit-jpa-wallets");
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) throws Exception {
@@ -44,12 +49,45 @@ class JpaSampleServiceIT {
         registry.add("spring.datasource.password", PG::password);
         registry.add("spring.jpa.hibernate.ddl-auto", () -> "update");
         registry.add("idemkit.postgres.schema", () -> SCHEMA);
-        registry.add("spring.autoconfigure.exclude", () -> "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration");
+        URI rabbit = URI.create(TestRabbit.URI);
+        registry.add("spring.rabbitmq.host", rabbit::getHost);
+        registry.add("spring.rabbitmq.port", () -> rabbit.getPort() > 0 ? rabbit.getPort() : 5672);
+        try (var raw = TestRabbit.rawConnection("idemkit-it-jpa-outbox"); var ch = raw.createChannel()) {
+            ch.queueDeclare(QUEUE, true, false, false, null); // the consumer's queue
+        }
+        registry.add("idemkit.outbox.enabled", () -> "true");
+        registry.add("idemkit.outbox.destinations.wallet-opened", () -> QUEUE);
     }
 
     @AfterAll
-    static void dropSchema() {
+    static void dropSchema() throws Exception {
         TestPostgres.dropSchema(SCHEMA);
+        try (var raw = TestRabbit.rawConnection("idemkit-it-jpa-outbox"); var ch = raw.createChannel()) {
+            ch.queueDelete(QUEUE);
+        }
+    }
+
+    @Autowired
+    WalletAnnouncements announcements;
+
+    @Test
+    void aWalletAndItsEventCommitTogetherInAJpaTransactionAndTheRelayPublishesItOnce() throws Exception {
+        String id = "w-" + UUID.randomUUID();
+        String messageId = announcements.open(id);
+        assertThatThrownBy(() -> announcements.openAgain(id)).as("the same wallet again: the insert fails at the"
+                + " flush, after the append").isInstanceOf(org.springframework.dao.DataIntegrityViolationException.class);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_messages WHERE ordering_key = ?", Long.class,
+                "wallet-" + id)).as("the first one's event, not the failed one's").isOne();
+
+        try (var raw = TestRabbit.rawConnection("idemkit-it-jpa-outbox"); var ch = raw.createChannel()) {
+            com.rabbitmq.client.GetResponse got = org.awaitility.Awaitility.await("the relay's publish")
+                    .atMost(java.time.Duration.ofSeconds(30)).until(() -> ch.basicGet(QUEUE, true),
+                            java.util.Objects::nonNull);
+            assertThat(got.getProps().getMessageId()).isEqualTo(messageId);
+            assertThat(new String(got.getBody(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("opened:" + id);
+            Thread.sleep(500); // a second copy would have been published by now
+            assertThat(ch.basicGet(QUEUE, true)).as("published once").isNull();
+        }
     }
 
     @Autowired

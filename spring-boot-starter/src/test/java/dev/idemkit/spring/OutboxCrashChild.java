@@ -153,7 +153,7 @@ public class OutboxCrashChild {
         private final RabbitTemplate rabbit;
         private final String queue;
 
-        public DualWrite(JdbcTemplate jdbc, RabbitTemplate rabbit, @Value("${sample.queue}") String queue) {
+        public DualWrite(JdbcTemplate jdbc, RabbitTemplate rabbit, @Value("${orders.queue}") String queue) {
             this.jdbc = jdbc;
             this.rabbit = rabbit;
             this.queue = queue;

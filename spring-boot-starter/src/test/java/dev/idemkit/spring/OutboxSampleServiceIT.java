@@ -34,9 +34,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The outbox in a Spring service ({@link OrderService}) against the local PostgreSQL and RabbitMQ: an order and its
  * event commit together or not at all, the starter's relay publishes each committed event to the idempotent listener
  * once and in commit order per key, a destination without a queue is parked and shown by health and the meters, and
- * misuse is refused with the property or the rule to change.
+ * misuse is refused with the property or the rule to change. Its properties are {@code outbox.properties}, which the
+ * root README shows verbatim ({@link StarterReadmeTest}), with the test's own schema and queue.
  */
 @SpringBootTest(classes = OrderService.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
+@org.springframework.test.context.TestPropertySource(locations = "classpath:outbox.properties")
 class OutboxSampleServiceIT {
     private static final String RUN = Names.tag(12);
     private static final URI RABBIT = URI.create(TestRabbit.URI);
@@ -48,9 +50,7 @@ class OutboxSampleServiceIT {
     static void properties(DynamicPropertyRegistry registry) throws Exception {
         createOrders(SCHEMA);
         SampleServiceProperties.register(registry, SCHEMA, QUEUE, RABBIT);
-        registry.add("idemkit.outbox.enabled", () -> "true");
-        registry.add("idemkit.outbox.destinations.order-placed", () -> QUEUE);
-        registry.add("idemkit.outbox.destinations.order-paid", () -> QUEUE);
+        registry.add("orders.queue", () -> QUEUE);
         registry.add("idemkit.outbox.destinations.order-lost", () -> MISSING_QUEUE);
         registry.add("idemkit.outbox.retry.max-attempts", () -> "2");
         registry.add("idemkit.outbox.retry.base-delay", () -> "10ms");

@@ -85,7 +85,7 @@ class SpringOutboxCrashIT {
             List<String> args = new java.util.ArrayList<>(SampleServiceProperties.childArgs(schema, RABBIT));
             args.addAll(List.of("--spring.autoconfigure.exclude=org.springframework.boot.hibernate.autoconfigure"
                     + ".HibernateJpaAutoConfiguration,org.springframework.boot.data.jpa.autoconfigure"
-                    + ".DataJpaRepositoriesAutoConfiguration", "--sample.queue=" + queue,
+                    + ".DataJpaRepositoriesAutoConfiguration", "--orders.queue=" + queue,
                     "--idemkit.rabbit.idempotent-listeners=true", "--idemkit.retry.base-delay=50ms",
                     "--idemkit.retry.max-delay=200ms", "--idemkit.outbox.enabled=true",
                     "--idemkit.outbox.destinations.order-placed=" + queue,

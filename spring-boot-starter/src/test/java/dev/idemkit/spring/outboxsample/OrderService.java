@@ -17,7 +17,7 @@ import org.springframework.context.annotation.Bean;
 public class OrderService {
     /** The queue the events go to, the consumer's: durable, dead-lettering into idemkit's dead-letter queue. */
     @Bean
-    Queue orderEventsQueue(@Value("${sample.queue}") String name) {
+    Queue orderEventsQueue(@Value("${orders.queue}") String name) {
         return new Queue(name, true, false, false,
                 dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries.workQueueArguments(name));
     }

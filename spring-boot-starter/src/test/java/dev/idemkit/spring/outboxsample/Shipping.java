@@ -20,7 +20,7 @@ public class Shipping {
         this.jdbc = jdbc;
     }
 
-    @RabbitListener(queues = "${sample.queue}")
+    @RabbitListener(queues = "${orders.queue}")
     public void onOrderEvent(Message message) {
         String type = message.getMessageProperties().getHeader(IdemkitOutbox.EVENT_TYPE_HEADER);
         String body = new String(message.getBody(), StandardCharsets.UTF_8);
