@@ -1,8 +1,9 @@
 // Drives the dead-letter console of a running `idemkit serve` in headless Chromium (Debian's /usr/bin/chromium) with
 // Playwright. Run by ConsoleServeIT, which prepares the dead letters and checks the broker and the database afterwards.
 // Input (environment): CONSOLE_URL, OPERATOR_KEY, QUEUE, PROCESSED_ID (a dead letter whose key the inbox holds),
-// REDRIVE_IDS (comma-separated, five), SCREENSHOT (path). Output: one JSON line on stdout with what the page showed;
-// any failed expectation exits non-zero with the reason.
+// REDRIVE_IDS (comma-separated, five), GROUP_TYPE (the exception type of the failure group to dry-run and redrive),
+// SCREENSHOT (path), GROUPS_SCREENSHOT (path: the failure groups and a group's dry run). Output: one JSON line on stdout
+// with what the page showed; any failed expectation exits non-zero with the reason.
 import { chromium } from 'playwright-core';
 
 const env = name => {
@@ -13,6 +14,9 @@ const env = name => {
 const url = env('CONSOLE_URL');
 const processedId = env('PROCESSED_ID');
 const redriveIds = env('REDRIVE_IDS').split(',');
+const groupType = env('GROUP_TYPE');
+// a table's rows as arrays of their cells' text
+const cells = (page, table) => page.$$eval(table + ' tbody tr', rows => rows.map(r => [...r.cells].map(c => c.textContent)));
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -32,6 +36,10 @@ try {
   await page.locator('#alert').waitFor({ state: 'visible' });
   seen.alert = await page.textContent('#alert');
   seen.rows = await page.locator('#letters tbody tr').count();
+  // the queue overview (depth, alert, oldest) and the failure groups of the selected queue
+  await page.locator('#groups tbody tr').first().waitFor();
+  seen.overview = await cells(page, '#overview');
+  seen.groupsBefore = await cells(page, '#groups');
 
   // filter by reason: nothing matches, then everything again
   await page.fill('#reason-filter', 'no such reason');
@@ -82,6 +90,26 @@ try {
   seen.audit = await page.locator('#audit tbody tr').allTextContents();
   seen.rowsAfter = await page.locator('#letters tbody tr').count();
   await page.screenshot({ path: env('SCREENSHOT'), fullPage: true });
+  await page.waitForFunction(() => document.getElementById('groups-count').textContent.includes(' of 7 '));
+  seen.groupsAfter = await cells(page, '#groups');
+
+  // a failure group: dry run first (answered at once, nothing moves), then redriven on one approval, as a job
+  const group = page.locator('#groups tbody tr', { hasText: groupType });
+  await group.locator('button.group-dry-run').click();
+  await page.waitForFunction(() => [...document.querySelectorAll('#results tbody tr')].length > 0
+    && [...document.querySelectorAll('#results tbody tr')].every(r => r.textContent.includes('would ')));
+  seen.groupDryRun = await page.locator('#results tbody tr').allTextContents();
+  await page.screenshot({ path: env('GROUPS_SCREENSHOT'), fullPage: true });
+  await page.fill('#why', 'ledger lock released');
+  await group.locator('button.group-redrive').click();
+  await page.waitForFunction(() => /: done, \d+ of \d+ done/.test(document.getElementById('progress').textContent)
+    && document.querySelectorAll('#groups tbody tr').length === 1
+    && document.querySelectorAll('#results tbody tr').length > 0
+    && ![...document.querySelectorAll('#results tbody tr')].some(r => r.textContent.includes('would ')));
+  seen.groupProgress = await page.textContent('#progress');
+  seen.groupRedrive = await page.locator('#results tbody tr').allTextContents();
+  seen.groupsLast = await cells(page, '#groups');
+  seen.auditLast = await page.locator('#audit tbody tr').first().textContent();
 } catch (e) {
   const page = browser.contexts()[0]?.pages()[0];
   if (page) {

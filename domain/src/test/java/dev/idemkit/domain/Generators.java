@@ -474,4 +474,33 @@ public final class Generators {
         Gen<KeyOp> op = Generate.frequency(Pair.of(5, send), Pair.of(3, finish), Pair.of(2, advance));
         return lists().of(op).ofSizeBetween(1, 40);
     }
+
+    // ---------------------------------------------------------------- failure shapes
+
+    /** Pieces a dead letter's reason is made of, each aimed at one of FailureShape's rules or their edges. */
+    private static final List<String> REASON_PIECES = List.of("gave up after 3 attempts: ", "non-retryable: ",
+            "IllegalStateException: ", "java.net.SocketTimeoutException: ", "S3Exception", "insufficient funds for account ",
+            "42", "7", "3.14", "1,000", "-5", "0x1F", "deadbeef", "1a2b3c", "1a2b3cg", "abc12345",
+            "2026-12-01", "2026-12-01T10:15:30Z", "2026-12-01 10:15:30.123+01:00",
+            "123e4567-e89b-12d3-a456-426614174000", "ana@example.org", "a.b+c@d-e.f", "'acc-7'", "\"dq 9\"", "can't ",
+            "'", "\"", " ", "  ", "\t", "\n", "\r\n", ":", ": ", ".", ",", "(", ")", "=", "@", "-", "_", "<n>", "<hex>",
+            "\u001b[31m", "\u202e", "é", "\uD83D\uDE00", "\uD83D", "...", "order", " T ", "Z");
+
+    /**
+     * Reasons as a failing handler writes them and worse: pieces aimed at every rule of FailureShape (numbers glued or
+     * not, hex ids and near misses, quotes open and closed, dates, UUIDs, addresses, control characters, surrogates),
+     * random text between them, and lengths past the bound, so that the cut meets every kind of token.
+     */
+    public static Gen<String> failureReasons() {
+        Gen<String> tricky = lists().of(Generate.pick(List.of("0", "1", "9", "a", "f", "g", "x", "X", "T", "Z", "'",
+                "\"", " ", ":", "-", ".", ",", "@", "+", "_", "<", ">"))).ofSizeBetween(1, 12)
+                .map(cs -> String.join("", cs));
+        Gen<String> piece = Generate.frequency(Pair.of(6, Generate.pick(REASON_PIECES)), Pair.of(3, tricky),
+                Pair.of(1, strings().allPossible().ofLengthBetween(0, 6)),
+                Pair.of(1, strings().basicLatinAlphabet().ofLengthBetween(0, 40)));
+        return lists().of(piece).ofSizeBetween(1, 120).map(ps -> {
+            String r = String.join("", ps);
+            return r.isBlank() ? "x" + r : r;
+        });
+    }
 }

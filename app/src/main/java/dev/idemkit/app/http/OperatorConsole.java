@@ -11,6 +11,8 @@ import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
+import dev.idemkit.domain.deadletter.FailureGroup;
+import dev.idemkit.domain.deadletter.FailureShape;
 import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.domain.httpkey.ClientId;
 import dev.idemkit.ports.in.DeadLetters;
@@ -41,15 +43,22 @@ import org.slf4j.LoggerFactory;
  * The dead-letter console ({@code GET /console}, a page) and the JSON API it uses ({@code /ops/...}), protected by
  * operator keys ({@code Authorization: Bearer <operator key>}; a client's API key is not one):
  * <ul>
- *   <li>{@code GET /ops/queues}: the app's queues with their dead-letter depth and alert threshold;
+ *   <li>{@code GET /ops/queues}: the app's queues with their dead-letter depth, alert threshold and the age of the
+ *       oldest dead letter (the head of the queue, counted from its first failed attempt);
  *   <li>{@code GET /ops/dead-letters?queue=Q[&reason=text][&min_age_seconds=N][&limit=N]}: dead letters, oldest
  *       first, with origin, reason, attempts and age, filtered by a reason substring and a minimum age; the age is
  *       counted from the message's first failed attempt (as the dedup window is: {@code RedriveWindow.age}), the
  *       time it was dead-lettered is given beside it;
  *   <li>{@code GET /ops/dead-letters/{id}?queue=Q[&reveal=true]}: one, with its headers and attempt history; the
  *       body only with {@code reveal=true}, as sanitized text (control characters escaped, at most 16 KiB);
- *   <li>{@code POST /ops/redrive} {@code {"queue", "ids": [...], "approver", "reason", "dry_run",
- *       "past_window_approver", "past_window_reason"}} (approver and reason required unless {@code dry_run}): what a
+ *   <li>{@code GET /ops/failure-groups?queue=Q}: the oldest {@value #MAX_LISTED} dead letters grouped by the shape of
+ *       their reasons ({@link FailureShape}: exception type and message with its variable parts as placeholders),
+ *       largest first, each with its count, first and last seen, an example reason and its ids; {@code scanned} and
+ *       {@code complete} say whether that was the whole queue;
+ *   <li>{@code POST /ops/redrive} {@code {"queue", "ids": [...] | "group": "<shape>", "approver", "reason", "dry_run",
+ *       "past_window_approver", "past_window_reason"}} (approver and reason required unless {@code dry_run}; a
+ *       {@code group} stands for the ids the group holds when the request arrives, among the same oldest
+ *       {@value #MAX_LISTED} the groups are read from): what a
  *       redrive would do ({@code dry_run: true}, answered at once: republish, or skip because the inbox already holds the
  *       key, the id is unusable, or it is older than the dedup window), or does it as a job ({@link RedriveJobs}):
  *       {@code 202} with {@code {"job", "state": "running", "done", "total", "audit_id"}} and {@code Location} once it
@@ -154,6 +163,8 @@ public final class OperatorConsole implements HttpHandler, AutoCloseable {
             queues(ex);
         } else if (path.equals("/ops/dead-letters") && method.equals("GET")) {
             list(ex, query);
+        } else if (path.equals("/ops/failure-groups") && method.equals("GET")) {
+            groups(ex, query);
         } else if (path.startsWith("/ops/dead-letters/") && method.equals("GET")) {
             show(ex, query, path.substring("/ops/dead-letters/".length())); // getPath() is decoded once already
         } else if (path.equals("/ops/redrive") && method.equals("POST")) {
@@ -172,17 +183,57 @@ public final class OperatorConsole implements HttpHandler, AutoCloseable {
         ArrayNode items = root.putArray("queues");
         for (String q : queues.keySet().stream().sorted().toList()) {
             long depth = queues.get(q).depth(q);
-            items.addObject().put("queue", q).put("depth", depth).put("alert_threshold", alertThreshold)
-                    .put("alert", depth > alertThreshold);
+            ObjectNode item = items.addObject().put("queue", q).put("depth", depth)
+                    .put("alert_threshold", alertThreshold).put("alert", depth > alertThreshold);
+            putOrNull(item, "oldest_age_seconds", queues.get(q).oldestAge(q).map(Duration::toSeconds));
         }
         json(ex, 200, root);
     }
 
-    private void list(HttpExchange ex, Map<String, String> query) throws IOException {
+    /**
+     * The failure groups of a queue's oldest {@link #MAX_LISTED} dead letters: what a group redrive picks from too, so the
+     * ids a page showed for a group are the ones a redrive of it takes (unless the queue changed meanwhile).
+     */
+    private void groups(HttpExchange ex, Map<String, String> query) throws IOException {
         String queue = query.get("queue");
+        DeadLetters dlq = queueOr404(ex, queue);
+        if (dlq == null) {
+            return;
+        }
+        DeadLetters.FailureGroups read = dlq.groups(queue, MAX_LISTED);
+        ObjectNode root = CanonicalJson.MAPPER.createObjectNode();
+        root.put("queue", queue).put("depth", dlq.depth(queue)).put("scanned", read.scanned())
+                .put("complete", read.complete());
+        ArrayNode items = root.putArray("groups");
+        for (FailureGroup g : read.groups()) {
+            ObjectNode n = items.addObject().put("group", g.shape().text());
+            putOrNull(n, "exception_type", g.shape().exceptionType());
+            n.put("count", g.count()).put("first_seen", g.firstSeen().toString())
+                    .put("last_seen", g.lastSeen().toString()).put("example_reason", sanitize(g.exampleReason(), 2048));
+            ArrayNode ids = n.putArray("ids");
+            g.deadLetterIds().forEach(id -> ids.add(sanitize(id, 256)));
+        }
+        json(ex, 200, root);
+    }
+
+    /** The dead-letter operations of {@code queue}; null, once a 404 has answered, when the console has no such queue. */
+    private DeadLetters queueOr404(HttpExchange ex, String queue) throws IOException {
         DeadLetters dlq = queue == null ? null : queues.get(queue);
         if (dlq == null) {
             problem(ex, 404, "Not Found", "unknown-queue", "No queue " + printable(queue) + "; GET /ops/queues lists them.");
+        }
+        return dlq;
+    }
+
+    /** A field that may be unknown: {@code null} in the JSON then, rather than absent, so a reader sees it exists. */
+    private static void putOrNull(ObjectNode node, String field, Optional<?> value) {
+        node.set(field, value.<JsonNode>map(CanonicalJson.MAPPER::valueToTree).orElse(node.nullNode()));
+    }
+
+    private void list(HttpExchange ex, Map<String, String> query) throws IOException {
+        String queue = query.get("queue");
+        DeadLetters dlq = queueOr404(ex, queue);
+        if (dlq == null) {
             return;
         }
         String reason = query.getOrDefault("reason", "").toLowerCase(Locale.ROOT);
@@ -272,11 +323,35 @@ public final class OperatorConsole implements HttpHandler, AutoCloseable {
             return;
         }
         Optional<Approval> pastWindow = pastWindow(body);
-        List<String> ids = new ArrayList<>();
         JsonNode idNodes = body.get("ids");
-        if (idNodes == null || !idNodes.isArray() || idNodes.isEmpty() || idNodes.size() > MAX_LISTED) {
+        String group = field(body, "group", FailureShape.MAX_LENGTH);
+        boolean byIds = idNodes != null && !idNodes.isNull();
+        if (byIds == (group != null)) {
+            throw new IllegalArgumentException("a redrive names its dead letters either by \"ids\" (dead-letter ids)"
+                    + " or by \"group\" (a failure group's shape, as GET /ops/failure-groups names it): exactly one"
+                    + " of the two, got " + (byIds ? "both" : "neither"));
+        }
+        List<String> ids = byIds ? ids(idNodes) : groupIds(queue, group);
+        if (ids.isEmpty()) {
+            problem(ex, 404, "Not Found", "unknown-failure-group", "No failure group " + printable(group) + " among the"
+                    + " oldest " + MAX_LISTED + " dead letters of " + queue + " (already redriven, or never there;"
+                    + " GET /ops/failure-groups?queue=" + queue + " lists them).");
+            return;
+        }
+        Redrives.Command command = new Redrives.Command(queue, ids, operator.value(),
+                new Approval(approver, reason, clock.now()), pastWindow, dryRun);
+        if (dryRun) {
+            dryRun(ex, command);
+        } else {
+            submit(ex, command);
+        }
+    }
+
+    private static List<String> ids(JsonNode idNodes) {
+        if (!idNodes.isArray() || idNodes.isEmpty() || idNodes.size() > MAX_LISTED) {
             throw new IllegalArgumentException("\"ids\" must be an array of 1.." + MAX_LISTED + " dead-letter ids");
         }
+        List<String> ids = new ArrayList<>();
         idNodes.forEach(n -> {
             if (!n.isTextual() || n.asText().isBlank() || n.asText().length() > 255
                     || n.asText().chars().anyMatch(Character::isISOControl)) {
@@ -285,13 +360,25 @@ public final class OperatorConsole implements HttpHandler, AutoCloseable {
             }
             ids.add(n.asText());
         });
-        Redrives.Command command = new Redrives.Command(queue, ids, operator.value(),
-                new Approval(approver, reason, clock.now()), pastWindow, dryRun);
-        if (dryRun) {
-            dryRun(ex, command);
-        } else {
-            submit(ex, command);
+        return ids;
+    }
+
+    /**
+     * The ids a failure group holds now, read as {@code GET /ops/failure-groups} reads them; empty when no group has that
+     * shape. The redrive then takes them as if they had been listed: the same approvals, job, audit and resumption (sent
+     * again, the group no longer holds what was moved).
+     */
+    private List<String> groupIds(String queue, String group) {
+        if (group.isBlank()) {
+            throw new IllegalArgumentException("\"group\" must be a failure group's shape, as GET /ops/failure-groups"
+                    + " names it");
         }
+        DeadLetters dlq = queues.get(queue);
+        if (dlq == null) {
+            return List.of();
+        }
+        return dlq.groups(queue, MAX_LISTED).groups().stream().filter(g -> g.shape().text().equals(group)).findFirst()
+                .map(FailureGroup::deadLetterIds).orElse(List.of());
     }
 
     /**

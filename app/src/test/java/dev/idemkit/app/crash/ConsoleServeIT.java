@@ -39,8 +39,13 @@ import org.junit.jupiter.api.Test;
  * virtual host, so the app's fixed queue names touch nothing else) and PostgreSQL (a schema of its own):
  * <ul>
  *   <li>in headless Chromium (Debian's, driven by Playwright from {@code src/test/browser}): 12 dead letters raise the
- *       alert, filter, reveal a body, a dry run skips the one the inbox already processed, five are redriven with an
- *       approval (a job whose progress the page polls) and processed, the audit shows it; a screenshot is written to {@code target/console.png};
+ *       alert, the queue overview shows depth, alert and the oldest's age, two failure groups (9 timeouts, 3 lock
+ *       timeouts) with their counts, filter, reveal a body, a dry run skips the one the inbox already processed, five
+ *       are redriven with an approval (a job whose progress the page polls) and processed, the audit shows it; then the
+ *       groups are recounted (4 and 3), the lock timeouts' group is dry-run and redriven on one approval: exactly its
+ *       three processed once, the other group still dead-lettered; screenshots are written to {@code
+ *       target/console.png} and {@code target/console-groups.png} (the groups and a group's dry run, the one in the
+ *       README);
  *   <li>a redrive is a job: its POST answers at once, the job shows its progress, another redrive of the queue
  *       meanwhile is refused naming it;
  *   <li>a bulk redrive interrupted by SIGKILL of serve: after the restart every selected message was redriven and
@@ -84,18 +89,25 @@ class ConsoleServeIT {
         Assumptions.assumeTrue(Files.isDirectory(browserDir.resolve("node_modules/playwright-core")),
                 "playwright-core is not installed in src/test/browser (.ci/run runs npm ci there)");
         startServe("browser", 50);
-        DeadLetterInjector.inject(vhost.uri(), QUEUE, prefix, accounts, 12, "gave up: payment provider timed out");
+        // two failure groups, both "timed out" (the filter below matches all 12): 0..8 and 9..11
+        DeadLetterInjector.inject(vhost.uri(), QUEUE, prefix, accounts, 0, 12, i -> i < 9
+                ? "gave up after 3 attempts: SocketTimeoutException: payment provider timed out after " + (3000 + i * 250)
+                        + " ms"
+                : "gave up after 3 attempts: IllegalStateException: ledger lock for account " + i + " timed out");
         awaitDepth(12);
         processAgainThroughTheQueue(0);
         List<String> five = List.of(dl(1), dl(2), dl(3), dl(4), dl(5));
         Path screenshot = Path.of("target", "console.png").toAbsolutePath();
+        Path groupsScreenshot = Path.of("target", "console-groups.png").toAbsolutePath();
         Files.deleteIfExists(screenshot);
+        Files.deleteIfExists(groupsScreenshot);
 
         ProcessBuilder node = new ProcessBuilder("node", "console-e2e.mjs").directory(browserDir.toFile())
                 .redirectError(ProcessBuilder.Redirect.INHERIT);
         node.environment().putAll(Map.of("CONSOLE_URL", base.resolve("/console").toString(), "OPERATOR_KEY",
                 OPERATOR_KEY, "QUEUE", QUEUE, "PROCESSED_ID", dl(0), "REDRIVE_IDS", String.join(",", five),
-                "SCREENSHOT", screenshot.toString()));
+                "SCREENSHOT", screenshot.toString(), "GROUPS_SCREENSHOT", groupsScreenshot.toString(),
+                "GROUP_TYPE", "IllegalStateException"));
         Process p = node.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("the browser run ended").isTrue();
@@ -104,6 +116,20 @@ class ConsoleServeIT {
 
         assertThat(seen.get("alert").asText()).contains("12 dead letters").contains("threshold 10");
         assertThat(seen.get("rows").asInt()).isEqualTo(12);
+        JsonNode overview = row(seen.get("overview"), QUEUE);
+        assertThat(overview.get(1).asText()).as("depth").isEqualTo("12");
+        assertThat(overview.get(2).asText()).as("alert").isEqualTo("ALERT (above 10)");
+        long sinceFirstAttempt = Duration.between(DeadLetterInjector.FIRST_ATTEMPT, java.time.Instant.now()).toSeconds();
+        java.util.Set<String> ages = new java.util.HashSet<>(); // as the page wrote it, up to 3 minutes ago
+        for (long s = sinceFirstAttempt - 180; s <= sinceFirstAttempt; s++) {
+            ages.add(ageText(s));
+        }
+        assertThat(overview.get(3).asText()).as("oldest, since its first failed attempt").isIn(ages);
+        String timeouts = "gave up after <n> attempts: SocketTimeoutException: payment provider timed out after <n> ms";
+        String locks = "gave up after <n> attempts: IllegalStateException: ledger lock for account <n> timed out";
+        assertThat(groups(seen.get("groupsBefore"))).as("shape, type and count of each group, largest first")
+                .containsExactly(List.of(timeouts, "SocketTimeoutException", "9"),
+                        List.of(locks, "IllegalStateException", "3"));
         assertThat(seen.get("rowsFilteredOut").asInt()).isZero();
         assertThat(seen.get("rowsFiltered").asInt()).isEqualTo(12);
         assertThat(seen.get("bodyBeforeReveal").asInt()).isZero();
@@ -120,6 +146,21 @@ class ConsoleServeIT {
         assertThat(seen.get("audit").get(0).asText()).contains("ana").contains("payment provider is back");
         assertThat(seen.get("rowsAfter").asInt()).isEqualTo(7);
         assertThat(screenshot).isNotEmptyFile();
+        assertThat(groups(seen.get("groupsAfter"))).as("after the five").containsExactly(
+                List.of(timeouts, "SocketTimeoutException", "4"), List.of(locks, "IllegalStateException", "3"));
+        assertThat(seen.get("groupDryRun")).hasSize(3);
+        assertThat(seen.get("groupDryRun")).allSatisfy(r -> assertThat(r.asText()).contains("would republish"));
+        assertThat(seen.get("groupDryRun").toString()).as("the group's three").contains(dl(9), dl(10), dl(11));
+        assertThat(groupsScreenshot).isNotEmptyFile();
+        assertThat(seen.get("groupProgress").asText()).contains("done, 3 of 3 done");
+        assertThat(seen.get("groupRedrive")).hasSize(3)
+                .allSatisfy(r -> assertThat(r.asText()).contains("republish").doesNotContain("would"));
+        assertThat(groups(seen.get("groupsLast"))).as("the other group still there").containsExactly(
+                List.of(timeouts, "SocketTimeoutException", "4"));
+        assertThat(seen.get("auditLast").asText()).contains("ana").contains("ledger lock released");
+        JsonNode queues = CanonicalJson.MAPPER.readTree(get("/ops/queues").body()).get("queues");
+        queues.forEach(q -> assertThat(q.get("oldest_age_seconds").isNull()).as("%s", q)
+                .isEqualTo(!q.get("queue").asText().equals(QUEUE)));
 
         Awaitility.await("the five processed").atMost(Duration.ofSeconds(30)).until(() -> {
             for (int i = 1; i <= 5; i++) {
@@ -129,11 +170,17 @@ class ConsoleServeIT {
             }
             return true;
         });
+        Awaitility.await("the lock timeouts' group processed").atMost(Duration.ofSeconds(30)).until(() ->
+                processed(12) == 9);
         assertThat(balance(0)).as("processed once, not redriven").isEqualByComparingTo(BigDecimal.ONE);
-        for (int i = 6; i < 12; i++) {
-            assertThat(balance(i)).as("account %d: not selected", i).isEqualByComparingTo(BigDecimal.ZERO);
+        for (int i = 6; i < 9; i++) {
+            assertThat(balance(i)).as("account %d: not selected, in the other group", i)
+                    .isEqualByComparingTo(BigDecimal.ZERO);
         }
-        assertThat(depth()).isEqualTo(7);
+        for (int i = 9; i < 12; i++) {
+            assertThat(balance(i)).as("account %d: redriven with its group, once", i).isEqualByComparingTo(BigDecimal.ONE);
+        }
+        assertThat(depth()).as("0 and 6..8 still dead-lettered").isEqualTo(4);
     }
 
     /**
@@ -260,6 +307,29 @@ class ConsoleServeIT {
         assertThat(resumed.get("state").asText()).as(resumed.toString()).isEqualTo("done");
         assertEachProcessedOnce(n);
         assertThat(depth()).as("none left dead-lettered").isZero();
+    }
+
+    /** The row of {@code rows} (arrays of cell texts) whose first cell is {@code first}. */
+    private static JsonNode row(JsonNode rows, String first) {
+        for (JsonNode r : rows) {
+            if (r.get(0).asText().equals(first)) {
+                return r;
+            }
+        }
+        throw new AssertionError("no row " + first + " in " + rows);
+    }
+
+    /** Failure-group rows as shape, exception type and count. */
+    private static List<List<String>> groups(JsonNode rows) {
+        List<List<String>> out = new ArrayList<>();
+        rows.forEach(r -> out.add(List.of(r.get(0).asText(), r.get(1).asText(), r.get(2).asText())));
+        return out;
+    }
+
+    /** As the page writes an age (its ageText). */
+    private static String ageText(long s) {
+        return s < 120 ? s + " s" : s < 7200 ? Math.round(s / 60.0) + " min" : s < 172800 ? Math.round(s / 3600.0)
+                + " h" : Math.round(s / 86400.0) + " d";
     }
 
     /** serve redriving 4 dead letters per second, with {@code n} dead letters; the request that redrives them all. */

@@ -26,11 +26,18 @@ public final class DeadLetterInjector {
     /** Dead letters {@code dl-<prefix>-i} for messages {@code m-<prefix>-i}, crediting {@code <accountPrefix>-i}. */
     public static void inject(String rabbitUri, String queue, String prefix, String accountPrefix, int n, String reason)
             throws Exception {
+        inject(rabbitUri, queue, prefix, accountPrefix, 0, n, i -> reason);
+    }
+
+    /** As above for {@code i} in {@code [from, to)}, each given up for {@code reasons.apply(i)} (failure groups). */
+    public static void inject(String rabbitUri, String queue, String prefix, String accountPrefix, int from, int to,
+            java.util.function.IntFunction<String> reasons) throws Exception {
         ConnectionFactory f = new ConnectionFactory();
         f.setUri(rabbitUri);
         try (Connection c = f.newConnection("idemkit-it-dead-letters"); Channel ch = c.createChannel()) {
             ch.confirmSelect();
-            for (int i = 0; i < n; i++) {
+            for (int i = from; i < to; i++) {
+                String reason = reasons.apply(i);
                 ch.basicPublish("", queue + ".dlq.hold", new AMQP.BasicProperties.Builder()
                         .messageId(messageId(prefix, i)).deliveryMode(2).contentType("application/json")
                         .headers(Map.of("x-idemkit-dead-letter-reason", reason,

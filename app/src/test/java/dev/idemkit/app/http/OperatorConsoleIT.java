@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The dead-letter console's JSON API against the real RabbitMQ and PostgreSQL: the app's credit consumer on a queue of
  * its own, 12 dead letters written as the transport writes them, one of whose message ids the consumer then processes
- * through the queue (so the inbox holds its key).
+ * through the queue (so the inbox holds its key), and 3 more that failed another way (another failure group).
  */
 class OperatorConsoleIT {
     static final String OPERATOR_KEY = "operator-key-" + UUID.randomUUID();
@@ -68,8 +68,10 @@ class OperatorConsoleIT {
 
         DeadLetterInjector.inject(TestEnvironment.RABBIT_URI, queue, prefix, accounts, 12,
                 "gave up: payment provider timed out");
-        Awaitility.await("12 dead letters").atMost(Duration.ofSeconds(20))
-                .until(() -> assembly.deadLetterQueue().depth(queue) == 12);
+        DeadLetterInjector.inject(TestEnvironment.RABBIT_URI, queue, prefix, accounts, 12, 15, i ->
+                "gave up after 3 attempts: IllegalStateException: provider refused account " + i + " (limit 100)");
+        Awaitility.await("15 dead letters").atMost(Duration.ofSeconds(20))
+                .until(() -> assembly.deadLetterQueue().depth(queue) == 15);
         // the message of dl-<prefix>-0 arrives again through the queue and is processed: its key is in the inbox
         assembly.transport().publish(queue, OutgoingMessage.of(DeadLetterInjector.messageId(prefix, 0),
                 DeadLetterInjector.credit(accounts + "-0")));
@@ -247,6 +249,118 @@ class OperatorConsoleIT {
         assertThat(audit.get("entries").get(0).get("results")).hasSize(5);
         assertThat(audit.get("entries").get(1).get("dry_run").asBoolean()).isTrue();
         assertThat(audit.get("entries").get(1).get("approver").asText()).isEqualTo("(dry run)");
+    }
+
+    /** The overview: depth, alert, and the age of the head of the queue, counted from its first failed attempt. */
+    @Test
+    void theQueueOverviewGivesDepthAlertAndTheAgeOfTheOldestDeadLetter() throws Exception {
+        long before = Duration.between(DeadLetterInjector.FIRST_ATTEMPT, java.time.Instant.now()).toSeconds();
+        JsonNode q = json(get("/ops/queues")).get("queues").get(0);
+        long after = Duration.between(DeadLetterInjector.FIRST_ATTEMPT, java.time.Instant.now()).toSeconds();
+        assertThat(q.get("queue").asText()).isEqualTo(queue);
+        assertThat(q.get("depth").asLong()).isEqualTo(assembly.deadLetterQueue().depth(queue));
+        assertThat(q.get("alert").asBoolean()).isEqualTo(q.get("depth").asLong() > 10);
+        assertThat(q.get("oldest_age_seconds").asLong()).isBetween(before - 1, after + 1);
+    }
+
+    /**
+     * Failure groups: the two reasons make two groups, counted right (the 3 refusals exactly, the timeouts as the list
+     * has them), first seen at the first failed attempt; a dry run of the refusals' group names exactly its three and
+     * moves nothing; its redrive on one approval is a job like any other and moves exactly those three, processed once,
+     * the other group untouched; sent again, nothing of the group is left: 404.
+     */
+    @Test
+    void deadLettersAreGroupedByFailureAndAGroupIsDryRunThenRedrivenOnOneApproval() throws Exception {
+        String refused = "gave up after <n> attempts: IllegalStateException: provider refused account <n> (limit <n>)";
+        String timedOut = "gave up: payment provider timed out";
+        List<String> refusedIds = List.of("dl-" + prefix + "-12", "dl-" + prefix + "-13", "dl-" + prefix + "-14");
+        long depth = assembly.deadLetterQueue().depth(queue);
+        List<String> timedOutIds = new ArrayList<>();
+        json(get("/ops/dead-letters?queue=" + queue + "&limit=500")).get("dead_letters").forEach(d -> {
+            if (d.get("reason").asText().equals(timedOut)) {
+                timedOutIds.add(d.get("id").asText());
+            }
+        });
+
+        JsonNode read = json(get("/ops/failure-groups?queue=" + queue));
+        assertThat(read.get("scanned").asLong()).isEqualTo(depth);
+        assertThat(read.get("complete").asBoolean()).isTrue();
+        JsonNode groups = read.get("groups");
+        assertThat(groups).extracting(g -> g.get("group").asText()).as("largest first").containsExactly(timedOut,
+                refused);
+        JsonNode timeouts = groups.get(0);
+        assertThat(timeouts.get("count").asInt()).isEqualTo(timedOutIds.size()).isEqualTo((int) depth - 3);
+        assertThat(timeouts.get("ids")).extracting(JsonNode::asText).containsExactlyInAnyOrderElementsOf(timedOutIds);
+        assertThat(timeouts.get("exception_type").isNull()).isTrue();
+        JsonNode refusals = groups.get(1);
+        assertThat(refusals.get("count").asInt()).isEqualTo(3);
+        assertThat(refusals.get("ids")).extracting(JsonNode::asText).containsExactlyInAnyOrderElementsOf(refusedIds);
+        assertThat(refusals.get("exception_type").asText()).isEqualTo("IllegalStateException");
+        assertThat(refusals.get("example_reason").asText()).matches("gave up after 3 attempts:"
+                + " IllegalStateException: provider refused account 1[234] \\(limit 100\\)");
+        assertThat(refusals.get("first_seen").asText()).isEqualTo(DeadLetterInjector.FIRST_ATTEMPT.toString());
+        assertThat(java.time.Instant.parse(refusals.get("last_seen").asText()))
+                .isAfterOrEqualTo(DeadLetterInjector.FIRST_ATTEMPT);
+
+        JsonNode plan = json(post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group", refused,
+                "dry_run", true)));
+        assertThat(plan.get("results")).extracting(r -> r.get("id").asText()).containsExactlyInAnyOrderElementsOf(refusedIds);
+        assertThat(plan.get("results")).allSatisfy(r -> assertThat(r.get("action").asText()).isEqualTo("REPUBLISH"));
+        assertThat(assembly.deadLetterQueue().depth(queue)).as("a dry run moves nothing").isEqualTo(depth);
+
+        HttpResponse<byte[]> accepted = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group", refused,
+                "approver", "ana", "reason", "provider raised the limit"));
+        assertThat(accepted.statusCode()).as(new String(accepted.body(), StandardCharsets.UTF_8)).isEqualTo(202);
+        String job = json(accepted).get("job").asText();
+        Awaitility.await("the group's redrive job ended").atMost(Duration.ofSeconds(30))
+                .until(() -> !json(get("/ops/redrive/jobs/" + job)).get("state").asText().equals("running"));
+        JsonNode done = json(get("/ops/redrive/jobs/" + job));
+        assertThat(done.get("state").asText()).as(done.toString()).isEqualTo("done");
+        assertThat(done.get("results")).extracting(r -> r.get("id").asText()).containsExactlyInAnyOrderElementsOf(refusedIds);
+        Awaitility.await("the three processed").atMost(Duration.ofSeconds(30)).until(() -> balance(12)
+                .compareTo(BigDecimal.ONE) == 0 && balance(13).compareTo(BigDecimal.ONE) == 0
+                && balance(14).compareTo(BigDecimal.ONE) == 0);
+        assertThat(assembly.deadLetterQueue().depth(queue)).isEqualTo(depth - 3);
+        JsonNode after = json(get("/ops/failure-groups?queue=" + queue)).get("groups");
+        assertThat(after).extracting(g -> g.get("group").asText()).containsExactly(timedOut);
+        assertThat(after.get(0).get("ids")).extracting(JsonNode::asText).as("the other group untouched")
+                .containsExactlyInAnyOrderElementsOf(timedOutIds);
+        JsonNode audit = json(get("/ops/audit")).get("entries").get(0);
+        assertThat(audit.get("approver").asText()).isEqualTo("ana");
+        assertThat(audit.get("reason").asText()).isEqualTo("provider raised the limit");
+        assertThat(audit.get("ids").asInt()).isEqualTo(3);
+
+        HttpResponse<byte[]> again = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group", refused,
+                "approver", "ana", "reason", "provider raised the limit"));
+        assertThat(again.statusCode()).as("nothing of the group left").isEqualTo(404);
+        assertThat(CanonicalJson.MAPPER.readTree(again.body()).get("type").asText()).endsWith("unknown-failure-group");
+        Thread.sleep(300); // a second copy would be processed by now
+        for (int i = 12; i <= 14; i++) {
+            assertThat(balance(i)).as("account %d exactly once", i).isEqualByComparingTo(BigDecimal.ONE);
+        }
+    }
+
+    /** A redrive names ids or a group, exactly one; a group must be a string; an unknown queue or group is 404. */
+    @Test
+    void aRedriveNamesIdsOrAGroupExactlyOneAndAnUnknownGroupIs404() throws Exception {
+        int before = json(get("/ops/audit")).get("entries").size();
+        HttpResponse<byte[]> both = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "ids",
+                List.of("dl-" + prefix + "-1"), "group", "gave up: payment provider timed out", "dry_run", true));
+        HttpResponse<byte[]> neither = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "dry_run", true));
+        assertThat(both.statusCode()).isEqualTo(400);
+        assertThat(new String(both.body(), StandardCharsets.UTF_8)).contains("exactly one").contains("got both");
+        assertThat(neither.statusCode()).isEqualTo(400);
+        assertThat(new String(neither.body(), StandardCharsets.UTF_8)).contains("got neither");
+        assertThat(post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group", 42, "dry_run", true))
+                .statusCode()).isEqualTo(400);
+        assertThat(post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group", " ", "dry_run", true))
+                .statusCode()).isEqualTo(400);
+        HttpResponse<byte[]> unknown = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group",
+                "no such failure <n>", "approver", "ana", "reason", "x"));
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(new String(unknown.body(), StandardCharsets.UTF_8)).contains("No failure group");
+        assertThat(get("/ops/failure-groups?queue=no-such-queue").statusCode()).isEqualTo(404);
+        assertThat(json(get("/ops/audit")).get("entries").size()).as("nothing recorded").isEqualTo(before);
     }
 
     @Test

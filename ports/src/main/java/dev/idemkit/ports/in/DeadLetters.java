@@ -1,5 +1,6 @@
 package dev.idemkit.ports.in;
 
+import dev.idemkit.domain.deadletter.FailureGroup;
 import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
 import dev.idemkit.ports.out.DeadLetterEntry;
@@ -16,6 +17,32 @@ public interface DeadLetters {
     List<DeadLetterEntry> inspect(String queue, int max);
 
     Optional<DeadLetterEntry> show(String queue, String deadLetterId);
+
+    /**
+     * The dead letters of {@code queue} grouped by the shape of their reasons ({@link FailureGroup#of}), largest group
+     * first: of the first {@code max} at most, oldest first, so that a queue of millions costs no more than a page.
+     */
+    FailureGroups groups(String queue, int max);
+
+    /**
+     * Failure groups of the first {@code scanned} dead letters of a queue; {@code complete} when those were all the
+     * queue held (fewer than asked for were there), so the counts are the queue's and not a sample's.
+     */
+    record FailureGroups(List<FailureGroup> groups, int scanned, boolean complete) {
+        public FailureGroups {
+            groups = List.copyOf(groups);
+            if (scanned < 0) {
+                throw new IllegalArgumentException("scanned must be >= 0, got " + scanned);
+            }
+        }
+    }
+
+    /**
+     * The age of the dead letter at the head of {@code queue} (the one dead-lettered first), counted as the redrive
+     * window counts it ({@code RedriveWindow.age}: from its first failed attempt); empty when the queue holds none.
+     * One dead letter read, whatever the depth.
+     */
+    Optional<Duration> oldestAge(String queue);
 
     /** Raises an alert when the depth exceeds the alert policy's threshold; returns whether it did. */
     boolean checkDepth(String queue);

@@ -6,6 +6,7 @@ import dev.idemkit.domain.Printable;
 import dev.idemkit.domain.deadletter.AlertPolicy;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetter;
+import dev.idemkit.domain.deadletter.FailureGroup;
 import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
 import dev.idemkit.domain.deadletter.RedriveWindow;
@@ -68,6 +69,27 @@ public final class DeadLetterService implements DeadLetters {
     @Override
     public Optional<DeadLetterEntry> show(String queue, String deadLetterId) {
         return dlq.find(queue, deadLetterId);
+    }
+
+    /**
+     * Reads one more than {@code max} to know whether {@code max} were all; unlike {@link #inspect}, logs nothing (an
+     * overview read on every page load would flood the log with the same dead letters).
+     */
+    @Override
+    public FailureGroups groups(String queue, int max) {
+        if (max < 1) {
+            throw new IllegalArgumentException("groups of at least 1 dead letter, got max " + max);
+        }
+        List<DeadLetterEntry> read = dlq.peek(queue, max + 1);
+        List<DeadLetterEntry> scanned = read.size() > max ? read.subList(0, max) : read;
+        return new FailureGroups(FailureGroup.of(scanned.stream()
+                .map(e -> new FailureGroup.Member(e.id(), e.deadLetter())).toList()), scanned.size(),
+                read.size() <= max);
+    }
+
+    @Override
+    public Optional<java.time.Duration> oldestAge(String queue) {
+        return dlq.peek(queue, 1).stream().findFirst().map(e -> RedriveWindow.age(e.deadLetter(), clock.now()));
     }
 
     @Override

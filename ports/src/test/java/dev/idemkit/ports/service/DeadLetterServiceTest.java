@@ -8,12 +8,14 @@ import dev.idemkit.domain.Fingerprint;
 import dev.idemkit.domain.deadletter.AlertPolicy;
 import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
+import dev.idemkit.domain.deadletter.FailureGroup;
 import dev.idemkit.domain.deadletter.RedriveAction;
 import dev.idemkit.domain.deadletter.RedriveRequest;
 import dev.idemkit.domain.deadletter.RedriveWindow;
 import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.ports.contract.ContractGenerators;
 import dev.idemkit.ports.contract.Eventually;
+import dev.idemkit.ports.in.DeadLetters;
 import dev.idemkit.ports.in.DeadLetters.RedriveResult;
 import dev.idemkit.ports.memory.InMemoryInboxStore;
 import dev.idemkit.ports.memory.InMemoryMessageTransport;
@@ -157,6 +159,47 @@ class DeadLetterServiceTest {
                 java.util.Optional.of(new Approval("bo", "checked: the key's effect never ran", Instant.now())))).get(0);
         assertThat(forced.action()).isEqualTo(RedriveAction.REPUBLISH);
         Eventually.await(Duration.ofSeconds(10), "the forced redrive", () -> redriven.containsKey(id));
+    }
+
+    @Test
+    void deadLettersAreGroupedByTheShapeOfTheirReasonsAndTheHeadOfTheQueueGivesTheOldestAge() {
+        assertThat(service.oldestAge(queue)).as("an empty queue has no oldest").isEmpty();
+        Instant firstAttempt = Instant.now().minus(Duration.ofHours(2));
+        transport.subscribe(queue, d -> {
+            int i = Integer.parseInt(d.message().rawId().substring(2));
+            String reason = i < 3 ? "gave up after 3 attempts: IllegalStateException: insufficient funds for account " + i
+                    : "gave up after 3 attempts: TimeoutException: ledger timed out after " + (i * 100) + " ms";
+            d.deadLetter(reason, new AttemptRecord(1, firstAttempt, reason));
+        });
+        for (int i = 0; i < 5; i++) {
+            transport.publish(queue, OutgoingMessage.of("m-" + i, "x".getBytes(StandardCharsets.UTF_8)));
+        }
+        Eventually.await(Duration.ofSeconds(10), "5 dead letters", () -> transport.depth(queue) == 5);
+        Map<String, String> idOf = new java.util.HashMap<>();
+        service.inspect(queue, 10).forEach(e -> idOf.put(e.deadLetter().original().rawId(), e.id()));
+
+        DeadLetters.FailureGroups all = service.groups(queue, 10);
+        assertThat(all.scanned()).isEqualTo(5);
+        assertThat(all.complete()).isTrue();
+        assertThat(all.groups()).extracting(g -> g.shape().text(), FailureGroup::count).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("gave up after <n> attempts: IllegalStateException: insufficient"
+                        + " funds for account <n>", 3),
+                org.assertj.core.groups.Tuple.tuple("gave up after <n> attempts: TimeoutException: ledger timed out"
+                        + " after <n> ms", 2));
+        assertThat(all.groups().get(0).deadLetterIds()).containsExactlyInAnyOrder(idOf.get("m-0"), idOf.get("m-1"),
+                idOf.get("m-2"));
+        assertThat(all.groups().get(1).deadLetterIds()).containsExactlyInAnyOrder(idOf.get("m-3"), idOf.get("m-4"));
+        assertThat(all.groups()).allSatisfy(g -> assertThat(g.firstSeen()).isEqualTo(firstAttempt));
+
+        DeadLetters.FailureGroups part = service.groups(queue, 4);
+        assertThat(part.scanned()).isEqualTo(4);
+        assertThat(part.complete()).as("a fifth was left unread").isFalse();
+        assertThat(part.groups().stream().mapToInt(FailureGroup::count).sum()).isEqualTo(4);
+        assertThatThrownBy(() -> service.groups(queue, 0)).isInstanceOf(IllegalArgumentException.class);
+
+        assertThat(service.oldestAge(queue)).hasValueSatisfying(age -> assertThat(age)
+                .isBetween(Duration.ofHours(2), Duration.ofHours(2).plusMinutes(1)));
+        assertThat(service.depth(queue)).as("grouping reads, moves nothing").isEqualTo(5);
     }
 
     /** Publishes n messages that the consumer dead-letters, and waits for them in the DLQ. */

@@ -68,6 +68,16 @@ class RedriveServiceTest {
         }
 
         @Override
+        public FailureGroups groups(String queue, int max) {
+            throw new UnsupportedOperationException("the redrive does not group");
+        }
+
+        @Override
+        public Optional<Duration> oldestAge(String queue) {
+            throw new UnsupportedOperationException("the redrive does not look at ages");
+        }
+
+        @Override
         public boolean checkDepth(String queue) {
             return false;
         }
