@@ -81,9 +81,10 @@ public class IdemkitOutboxAutoConfiguration {
             OutboxMeters meters, IdemkitProperties properties, IdemkitSchema schema, IdemkitOutbox outbox) {
         // the outbox is a parameter so that its refusals (no or invalid destinations) come before this bean's
         MessageTransport transport = transports.getIfUnique(() -> {
-            throw new StartupRefusal("idemkit.outbox.enabled=true needs one transport to publish with: add"
-                    + " dev.idemkit:idemkit-adapters-rabbit and spring-boot-starter-amqp (the relay then publishes to the"
-                    + " broker Spring connects to), or define one bean of type " + MessageTransport.class.getName());
+            throw new StartupRefusal("idemkit.outbox.enabled=true needs exactly one transport to publish with (found "
+                    + transports.stream().count() + "): add dev.idemkit:idemkit-adapters-rabbit and"
+                    + " spring-boot-starter-amqp (the relay then publishes to the broker Spring connects to), or define"
+                    + " one bean of type " + MessageTransport.class.getName() + " (or mark one @Primary)");
         });
         IdemkitProperties.Outbox o = properties.getOutbox();
         OutboxRelay.Settings settings;
@@ -105,13 +106,15 @@ public class IdemkitOutboxAutoConfiguration {
      * The connection the relay waits for commit notifications on. It stays open for good, so it is not taken from the
      * pool when the pool is HikariCP with a JDBC URL (Boot's default): a connection of its own with the pool's URL and
      * credentials, and timeouts so that a connection that died silently is noticed. Any other pool lends one
-     * connection to it while the relay runs.
+     * connection to it while the relay runs, and so does HikariCP configured with a data source class instead of a
+     * URL.
      */
     static Connection listenConnection(DataSource dataSource) throws java.sql.SQLException {
         if (dataSource.isWrapperFor(com.zaxxer.hikari.HikariDataSource.class)) {
             com.zaxxer.hikari.HikariDataSource hikari = dataSource.unwrap(com.zaxxer.hikari.HikariDataSource.class);
             if (hikari.getJdbcUrl() != null) {
                 Properties p = new Properties();
+                p.putAll(hikari.getDataSourceProperties()); // sslmode, certificates, ... as the pool connects
                 if (hikari.getUsername() != null) {
                     p.setProperty("user", hikari.getUsername());
                 }

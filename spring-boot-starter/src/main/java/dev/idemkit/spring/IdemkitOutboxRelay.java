@@ -15,8 +15,8 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Runs the ports' {@link OutboxRelay} (the same relay as {@code idemkit serve}'s) from the service's start to its stop,
- * and reads the outbox's state every {@link #STATE_EVERY_SECONDS} seconds for the gauges. It starts last and stops first
- * (Spring's default phase), before the data source closes: a pass under way when the service stops finishes and records
+ * and reads the outbox's state every {@link #STATE_EVERY_SECONDS} seconds for the gauges. It stops after the web server and
+ * the listener containers finished their work ({@link #getPhase}), before the data source closes: a pass under way when the service stops finishes and records
  * what it published (a row published but not recorded is published again with the same id by the next start, and the
  * consumer's inbox absorbs it).
  */
@@ -90,5 +90,15 @@ final class IdemkitOutboxRelay implements SmartLifecycle {
     @Override
     public synchronized boolean isRunning() {
         return relay != null;
+    }
+
+    /**
+     * Below the web server's graceful shutdown ({@code DEFAULT_PHASE - 2048}) and the listener containers: the relay
+     * stops after they finished their work, so the events of the last requests and deliveries go out before the stop
+     * (Spring stops the higher phases first), and starts before they take any.
+     */
+    @Override
+    public int getPhase() {
+        return SmartLifecycle.DEFAULT_PHASE - 4096;
     }
 }

@@ -25,7 +25,7 @@ final class SpringRabbitUri {
         String scheme = details.getSslBundle() != null ? "amqps" : "amqp";
         URI uri = uri(scheme, details.getUsername(), details.getPassword(), first.host(), first.port(),
                 details.getVirtualHost());
-        RabbitSettings settings = base.withUri(uri);
+        RabbitSettings settings = withUri(base, uri);
         return addresses.size() < 2 ? settings
                 : settings.withAddresses(addresses.stream().map(a -> a.host() + ":" + a.port()).toList());
     }
@@ -37,8 +37,17 @@ final class SpringRabbitUri {
                     + " factory (a CachingConnectionFactory) to find the broker; got " + factory.getClass().getName());
         }
         com.rabbitmq.client.ConnectionFactory rabbit = spring.getRabbitConnectionFactory();
-        return base.withUri(uri(rabbit.isSSL() ? "amqps" : "amqp", rabbit.getUsername(), rabbit.getPassword(),
+        return withUri(base, uri(rabbit.isSSL() ? "amqps" : "amqp", rabbit.getUsername(), rabbit.getPassword(),
                 spring.getHost(), spring.getPort(), spring.getVirtualHost()));
+    }
+
+    /** A broker address idemkit cannot use stops the start, naming Spring's properties; never a connection elsewhere. */
+    private static RabbitSettings withUri(RabbitSettings base, URI uri) {
+        try {
+            return base.withUri(uri);
+        } catch (IllegalArgumentException e) {
+            throw new StartupRefusal("spring.rabbitmq.host / addresses: " + e.getMessage(), e);
+        }
     }
 
     private static URI uri(String scheme, String user, String password, String host, int port, String vhost) {

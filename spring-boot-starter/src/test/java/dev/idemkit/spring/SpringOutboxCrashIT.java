@@ -28,6 +28,11 @@ import org.junit.jupiter.api.Test;
 class SpringOutboxCrashIT {
     private static final Duration PATIENCE = Duration.ofSeconds(90);
     private static final URI RABBIT = URI.create(TestRabbit.URI);
+    /** An order's events, once each, in commit order. */
+    private static final String EXPECTED = "CASE WHEN paid THEN 'order-placed;order-paid;' ELSE 'order-placed;' END";
+    /** An order that lacks one of its committed events. */
+    private static final String MISSING = "(events NOT LIKE '%order-placed;%' OR (paid AND events NOT LIKE"
+            + " '%order-paid;%'))";
     /** How long a drain waits, with nothing left to relay or consume, for an order's events that may never come. */
     private static final Duration QUIET = Duration.ofSeconds(3);
 
@@ -142,11 +147,9 @@ class SpringOutboxCrashIT {
                 assertThat(child.awaitExit(PATIENCE)).as("a graceful stop; log: " + child.log()).isIn(0, 143);
             }
             try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement();
-                    ResultSet rs = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE events = '' OR (paid AND"
-                            + " events NOT LIKE '%order-paid;%')), count(*) FILTER (WHERE length(events) > CASE WHEN"
-                            + " paid THEN length('order-placed;order-paid;') ELSE length('order-placed;') END),"
-                            + " count(*) FILTER (WHERE paid AND events = 'order-paid;order-placed;') FROM " + schema
-                            + ".orders")) {
+                    ResultSet rs = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE " + MISSING + "),"
+                            + " count(*) FILTER (WHERE length(events) > length(" + EXPECTED + ")),"
+                            + " count(*) FILTER (WHERE events = 'order-paid;order-placed;') FROM " + schema + ".orders")) {
                 rs.next();
                 return new Report(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), unsent(), duplicates);
             }
@@ -154,8 +157,7 @@ class SpringOutboxCrashIT {
 
         /** Orders whose committed events have not all been applied yet. */
         private long unapplied() throws Exception {
-            return count("SELECT count(*) FROM " + schema + ".orders WHERE events = '' OR (paid AND events NOT LIKE"
-                    + " '%order-paid;%')");
+            return count("SELECT count(*) FROM " + schema + ".orders WHERE " + MISSING);
         }
 
         private long unsent() throws Exception {

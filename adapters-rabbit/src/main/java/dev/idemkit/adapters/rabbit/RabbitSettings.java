@@ -73,6 +73,13 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
         if (!"amqp".equals(uri.getScheme()) && !"amqps".equals(uri.getScheme())) {
             throw new IllegalArgumentException("rabbit uri must be amqp:// or amqps://, got scheme " + uri.getScheme());
         }
+        if (uri.getHost() == null) {
+            // java.net.URI reads no host, user or password from an authority it cannot parse (a host name with '_'),
+            // and amqp-client would then connect to localhost as guest: refuse, never connect somewhere else
+            throw new IllegalArgumentException("rabbit uri " + redact(uri) + " has no host that java.net.URI can read"
+                    + " (a host name may hold letters, digits, '-' and '.', not '_'): use the broker's IP address or a"
+                    + " valid DNS name");
+        }
         if (prefetch < 1 || prefetch > 65_535) {
             throw new IllegalArgumentException("prefetch must be 1..65535, got " + prefetch);
         }
@@ -203,11 +210,31 @@ public record RabbitSettings(URI uri, int prefetch, int consumers, Duration conf
 
     /** The uri with its password replaced by {@code ***}. */
     public String redactedUri() {
-        String info = uri.getRawUserInfo();
-        if (info == null || !info.contains(":")) {
-            return uri.toString();
+        return redact(uri);
+    }
+
+    /**
+     * {@code uri} with the password of its user info replaced by {@code ***}, read from the text itself (between
+     * {@code ://} and the last {@code @} before the path), so that a uri whose authority {@link URI} could not parse is
+     * redacted too.
+     */
+    static String redact(URI uri) {
+        String text = uri.toString();
+        int start = text.indexOf("://");
+        if (start < 0) {
+            return text;
         }
-        return uri.toString().replace(info, info.substring(0, info.indexOf(':')) + ":***");
+        start += 3;
+        int end = text.indexOf('/', start);
+        String authority = end < 0 ? text.substring(start) : text.substring(start, end);
+        int at = authority.lastIndexOf('@');
+        if (at < 0) {
+            return text;
+        }
+        String info = authority.substring(0, at);
+        int colon = info.indexOf(':');
+        String redacted = (colon < 0 ? info : info.substring(0, colon) + ":***") + authority.substring(at);
+        return text.substring(0, start) + redacted + (end < 0 ? "" : text.substring(end));
     }
 
     @Override

@@ -87,4 +87,21 @@ class RabbitSettingsTest {
         assertThatThrownBy(() -> d.withShutdownGrace(Duration.ofSeconds(-1))).hasMessageContaining("shutdownGrace");
         assertThatThrownBy(() -> d.withUri(URI.create("http://broker/"))).hasMessageContaining("amqp");
     }
+
+    @Test
+    void aUriJavaCannotReadAHostFromIsRefusedWithoutItsPassword() {
+        // java.net.URI reads no host and no user info from "rabbit_mq": amqp-client would connect to localhost as guest
+        assertThatThrownBy(() -> RabbitSettings.defaults().withUri(URI.create("amqp://app:s3cret@rabbit_mq:5672/%2F")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("amqp://app:***@rabbit_mq:5672/%2F")
+                .hasMessageContaining("not '_'").message().doesNotContain("s3cret");
+    }
+
+    @Test
+    void theRedactedUriHidesThePasswordAndKeepsTheRest() {
+        assertThat(RabbitSettings.defaults().withUri(URI.create("amqps://app:p%40ss@broker.example:5671/prod"))
+                .redactedUri()).isEqualTo("amqps://app:***@broker.example:5671/prod");
+        assertThat(RabbitSettings.defaults().withUri(URI.create("amqp://broker.example")).redactedUri())
+                .isEqualTo("amqp://broker.example");
+        assertThat(RabbitSettings.redact(URI.create("amqp://u:a:b@host_x/v"))).isEqualTo("amqp://u:***@host_x/v");
+    }
 }
