@@ -110,6 +110,11 @@ try {
   seen.groupRedrive = await page.locator('#results tbody tr').allTextContents();
   seen.groupsLast = await cells(page, '#groups');
   seen.auditLast = await page.locator('#audit tbody tr').first().textContent();
+  // the other group's redrive without a dry run of it: refused by the page, nothing sent
+  await page.locator('#groups tbody tr').first().locator('button.group-redrive').click();
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes('dry run this group first'));
+  seen.redriveWithoutDryRun = await page.textContent('#error');
+  seen.groupsUnchanged = await cells(page, '#groups');
 } catch (e) {
   const page = browser.contexts()[0]?.pages()[0];
   if (page) {

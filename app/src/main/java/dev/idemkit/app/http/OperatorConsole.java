@@ -326,17 +326,27 @@ public final class OperatorConsole implements HttpHandler, AutoCloseable {
         JsonNode idNodes = body.get("ids");
         String group = field(body, "group", FailureShape.MAX_LENGTH);
         boolean byIds = idNodes != null && !idNodes.isNull();
-        if (byIds == (group != null)) {
-            throw new IllegalArgumentException("a redrive names its dead letters either by \"ids\" (dead-letter ids)"
-                    + " or by \"group\" (a failure group's shape, as GET /ops/failure-groups names it): exactly one"
-                    + " of the two, got " + (byIds ? "both" : "neither"));
+        if (!byIds && group == null) {
+            throw new IllegalArgumentException("a redrive names its dead letters by \"ids\" (dead-letter ids), by"
+                    + " \"group\" (a failure group's shape, as GET /ops/failure-groups names it) for a dry run, or by"
+                    + " both (the ids a group's dry run showed), got neither");
         }
-        List<String> ids = byIds ? ids(idNodes) : groupIds(queue, group);
-        if (ids.isEmpty()) {
-            problem(ex, 404, "Not Found", "unknown-failure-group", "No failure group " + printable(group) + " among the"
-                    + " oldest " + MAX_LISTED + " dead letters of " + queue + " (already redriven, or never there;"
-                    + " GET /ops/failure-groups?queue=" + queue + " lists them).");
-            return;
+        if (group != null && !byIds && !dryRun) {
+            throw new IllegalArgumentException("a failure group's redrive names the ids its dry run showed (\"ids\""
+                    + " beside \"group\"): it moves what was approved, never what joined the group since");
+        }
+        List<String> ids = byIds ? ids(idNodes) : List.of();
+        if (group != null) {
+            List<String> members = groupIds(queue, group);
+            // with ids: only those still in the group (what was moved since is done; nothing new joins)
+            ids = byIds ? ids.stream().filter(members::contains).toList() : members;
+            if (ids.isEmpty()) {
+                problem(ex, 404, "Not Found", "unknown-failure-group", "No failure group " + printable(group)
+                        + (byIds ? " holding any of these ids" : "") + " among the oldest " + MAX_LISTED
+                        + " dead letters of " + queue + " (already redriven, or never there; GET"
+                        + " /ops/failure-groups?queue=" + queue + " lists them).");
+                return;
+            }
         }
         Redrives.Command command = new Redrives.Command(queue, ids, operator.value(),
                 new Approval(approver, reason, clock.now()), pastWindow, dryRun);

@@ -158,6 +158,9 @@ class ConsoleServeIT {
         assertThat(groups(seen.get("groupsLast"))).as("the other group still there").containsExactly(
                 List.of(timeouts, "SocketTimeoutException", "4"));
         assertThat(seen.get("auditLast").asText()).contains("ana").contains("ledger lock released");
+        assertThat(seen.get("redriveWithoutDryRun").asText()).contains("dry run this group first");
+        assertThat(groups(seen.get("groupsUnchanged"))).as("a group redrive without its dry run moves nothing")
+                .containsExactly(List.of(timeouts, "SocketTimeoutException", "4"));
         JsonNode queues = CanonicalJson.MAPPER.readTree(get("/ops/queues").body()).get("queues");
         queues.forEach(q -> assertThat(q.get("oldest_age_seconds").isNull()).as("%s", q)
                 .isEqualTo(!q.get("queue").asText().equals(QUEUE)));

@@ -39,10 +39,13 @@ public record FailureShape(String text) {
                     + "(?![\\w])");
     private static final Pattern UUID = Pattern.compile(
             "(?<![\\w])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![\\w])");
-    private static final Pattern EMAIL = Pattern.compile("(?<![\\w.+-])[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+(?![\\w])");
+    private static final Pattern EMAIL = Pattern.compile("(?<![\\w.+-])[\\w.+-]++@[\\w-]++(?:\\.[\\w-]++)++(?![\\w])");
     private static final Pattern HEX = Pattern.compile(
             "(?<![\\w])(?:0[xX][0-9a-fA-F]+|(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{6,})(?![\\w])");
-    private static final Pattern NUMBER = Pattern.compile("(?<![\\p{L}_\\d])\\d+(?:[.,]\\d+)*");
+    private static final Pattern NUMBER = Pattern.compile("(?<![\\p{L}_\\d])\\d++(?:[.,]\\d++)*+");
+    // EMAIL and NUMBER repeat their groups possessively: the same matches (each piece is followed by what it cannot
+    // take), and no backtracking state per repetition, which overflowed the stack on a chain such as "1.1.1..." of a few
+    // thousand characters (a reason is read from the wire)
     private static final Pattern SPACE = Pattern.compile("\\s+");
     /** An exception type: a Java class name ending in Exception, Error or Throwable, or one with a package. */
     private static final Pattern TYPE = Pattern.compile("(?:^|: )((?:[a-z_$][\\w$]*\\.)*[A-Z][\\w$]*"

@@ -75,4 +75,29 @@ class FailureShapeTest {
         assertThat(new FailureShape("insufficient funds for account <n>").text())
                 .isEqualTo("insufficient funds for account <n>");
     }
+
+    /**
+     * Chains of a few thousand characters (a reason comes from the wire) shape on a small stack: with the groups
+     * repeated by backtracking quantifiers, "1.1.1..." and "x@a.a.a..." overflowed a 512 KiB stack from about 1,500
+     * characters.
+     */
+    @Test
+    void longChainsShapeWithoutOverflowingASmallStack() throws Exception {
+        String numbers = "1" + ".1".repeat(2_040);
+        String address = "x@a" + ".a".repeat(2_040);
+        String[] shapes = new String[2];
+        Throwable[] failure = new Throwable[1];
+        Thread t = new Thread(null, () -> {
+            try {
+                shapes[0] = FailureShape.of("timeout after " + numbers).text();
+                shapes[1] = FailureShape.of("no mailbox " + address).text();
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        }, "small-stack", 256 * 1024);
+        t.start();
+        t.join();
+        assertThat(failure[0]).as("no StackOverflowError").isNull();
+        assertThat(shapes).containsExactly("timeout after <n>", "no mailbox <email>");
+    }
 }

@@ -40,7 +40,9 @@ public interface DeadLetters {
     /**
      * The age of the dead letter at the head of {@code queue} (the one dead-lettered first), counted as the redrive
      * window counts it ({@code RedriveWindow.age}: from its first failed attempt); empty when the queue holds none.
-     * One dead letter read, whatever the depth.
+     * Read with the queue's {@code peek} of one: a single message on RabbitMQ, while a dead-letter topic (Kafka) or an
+     * SQS queue reads as a listing does. A dead letter behind the head whose first attempt was earlier is not looked
+     * for.
      */
     Optional<Duration> oldestAge(String queue);
 
