@@ -31,7 +31,9 @@ import java.util.function.UnaryOperator;
  * <p>Per ordering key oldest first, one row in flight at a time unless {@link Settings#keyWindow()} allows more (the
  * store hands out only heads of their keys and holds them); keys in parallel, all through the transport's pipelined
  * {@link MessageTransport#publishAsync}, written by the pass's own thread. A failed publish is retried with the retry policy's backoff; after its attempts, or at once for a
- * non-retryable failure, the row is parked with the reason and blocks its key until an operator redrives it. Between
+ * non-retryable failure, the row is parked with the reason and blocks its key until an operator redrives it. While the
+ * transport's {@link MessageTransport#health} is not {@code UP}, {@link #start()}'s loops take no rows (an outage would
+ * otherwise use up every key head's attempts and park it). Between
  * passes the relay waits for a commit notification or the poll interval (polling every 5 ms for 200 ms after a busy
  * pass). Thread-safe; {@link #start()} runs the loop
  * on its own thread, {@link #relayOnce()} is one pass for callers that drive it themselves.
@@ -192,8 +194,33 @@ public final class OutboxRelay implements AutoCloseable {
     private void run() {
         Duration backoff = Duration.ZERO;
         long lastBusy = System.nanoTime() - LINGER.toNanos();
+        String paused = null;
         while (running) {
             try {
+                // a transport that says it cannot publish (a connection recovering, a broker blocking publishers) would
+                // fail every row it is given, each failure an attempt: an outage of minutes would park every key's
+                // head. The loop takes no rows until it is back; a publish that fails anyway still counts
+                String health = transport.health();
+                if (!"UP".equals(health)) {
+                    if (paused == null) {
+                        LOG.log(Level.WARNING, "decision=outbox_paused transport=\"{0}\" (no rows taken until it is up)",
+                                Printable.text(health, 300));
+                    }
+                    paused = health;
+                    waiting.add(Thread.currentThread()); // close() interrupts this wait at once
+                    try {
+                        if (!running || !sleep(min(settings.pollInterval(), Duration.ofSeconds(1)))) {
+                            return;
+                        }
+                    } finally {
+                        waiting.remove(Thread.currentThread());
+                    }
+                    continue;
+                }
+                if (paused != null) {
+                    LOG.log(Level.INFO, "decision=outbox_resumed (the transport is up)");
+                    paused = null;
+                }
                 int n = relayOnce();
                 if (!running) {
                     return;

@@ -235,4 +235,43 @@ class OutboxRelayTest {
         }
         assertThat(store.stats(Instant.now()).pending()).isZero();
     }
+
+    /**
+     * A broker outage uses no attempts: while the transport says it cannot publish, the loops take no rows (before,
+     * every pass failed each key's head once more, and an outage of minutes parked them all), and they relay as soon
+     * as it is up.
+     */
+    @Test
+    void whileTheTransportIsDownTheLoopsTakeNoRowsSoAnOutageUsesNoAttempts() throws Exception {
+        java.util.concurrent.atomic.AtomicReference<String> health = new java.util.concurrent.atomic.AtomicReference<>(
+                "DOWN: the publishing connection is recovering");
+        Recording down = new Recording() {
+            @Override
+            public String health() {
+                return health.get();
+            }
+        };
+        down.refusing.add("events"); // what a publish would do while the broker is away
+        String id = append("events", "k", "one");
+        RetryPolicy quick = new RetryPolicy(2, Backoff.exponential(Duration.ofMillis(5), Duration.ofMillis(10),
+                Jitter.NONE), FailureClassifier.defaults());
+        try (OutboxRelay relay = new OutboxRelay(store, down, UnaryOperator.identity(), OutboxRelay.Settings.defaults()
+                .withPollInterval(Duration.ofMillis(20)).withRetryPolicy(quick), RandomSource.fixed(0.5), Instant::now,
+                OutboxEvents.none())) {
+            relay.start();
+            Thread.sleep(500); // two attempts 5-10 ms apart would have parked the row many times over
+            assertThat(store.find(id).orElseThrow().state()).as("untouched while down").isEqualTo(
+                    OutboxEntry.State.PENDING);
+            assertThat(store.find(id).orElseThrow().row().attempt()).as("no attempt used: still its first").isOne();
+            down.refusing.clear();
+            health.set("UP");
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (store.find(id).orElseThrow().state() != OutboxEntry.State.SENT && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+        }
+        assertThat(store.find(id).orElseThrow().state()).as("relayed once the transport is up")
+                .isEqualTo(OutboxEntry.State.SENT);
+        assertThat(down.sent).hasSize(1);
+    }
 }
