@@ -169,7 +169,7 @@ class OutboxSampleServiceIT {
                 .hasMessageContaining("set idemkit.outbox.destinations.<event type>=<queue>"));
         runner.withPropertyValues("idemkit.outbox.destinations.a=q").run(context -> assertThat(
                 context.getStartupFailure()).rootCause().isInstanceOf(StartupRefusal.class)
-                .hasMessageContaining("needs one transport to publish with"));
+                .hasMessageContaining("needs exactly one transport to publish with (found 0)"));
         runner.withPropertyValues("idemkit.outbox.destinations.a=bad\u0001name").run(context -> assertThat(
                 context.getStartupFailure()).hasStackTraceContaining("idemkit.outbox.destinations.a: the destination has a"
                 + " control character"));

@@ -355,15 +355,19 @@ class OperatorConsoleIT {
         HttpResponse<byte[]> notInIt = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "ids",
                 List.of("dl-" + prefix + "-1"), "group", "no such failure <n>", "dry_run", true));
         HttpResponse<byte[]> neither = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "dry_run", true));
-        assertThat(notInIt.statusCode()).as("ids none of which the group holds").isEqualTo(404);
+        assertThat(notInIt.statusCode()).as("ids none of which the group holds: " + new String(notInIt.body(),
+                StandardCharsets.UTF_8)).isEqualTo(404);
         assertThat(neither.statusCode()).isEqualTo(400);
         assertThat(new String(neither.body(), StandardCharsets.UTF_8)).contains("got neither");
         assertThat(post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group", 42, "dry_run", true))
                 .statusCode()).isEqualTo(400);
         assertThat(post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group", " ", "dry_run", true))
                 .statusCode()).isEqualTo(400);
-        HttpResponse<byte[]> unknown = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group",
+        HttpResponse<byte[]> withoutIds = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group",
                 "no such failure <n>", "approver", "ana", "reason", "x"));
+        assertThat(withoutIds.statusCode()).as("a group's redrive without the ids of its dry run").isEqualTo(400);
+        HttpResponse<byte[]> unknown = post("/ops/redrive", OPERATOR_KEY, Map.of("queue", queue, "group",
+                "no such failure <n>", "ids", List.of("dl-" + prefix + "-1"), "approver", "ana", "reason", "x"));
         assertThat(unknown.statusCode()).isEqualTo(404);
         assertThat(new String(unknown.body(), StandardCharsets.UTF_8)).contains("No failure group");
         assertThat(get("/ops/failure-groups?queue=no-such-queue").statusCode()).isEqualTo(404);
