@@ -271,7 +271,9 @@ class ConsoleServeIT {
         assertThat(cutShort.get("state").asText()).isEqualTo("running");
         assertThat(cutShort.get("ids").asInt()).isEqualTo(n);
         assertThat(cutShort.get("approver").asText()).isEqualTo("ana");
-        assertThat(cutShort.get("results").size()).as("recorded as it went").isBetween(before, n - 1);
+        // a dead letter's result is recorded after its republish is confirmed, and the consumer may process the copy
+        // in between: the kill can fall there, for the one dead letter in flight (a redrive moves one at a time)
+        assertThat(cutShort.get("results").size()).as("recorded as it went").isBetween(before - 1, n - 1);
 
         JsonNode resumed = awaitEnded(submitted(request));
         assertThat(resumed.get("state").asText()).as(resumed.toString()).isEqualTo("done");
