@@ -81,10 +81,10 @@ class HotPathPlansIT {
         return switch (statement) {
             case "inbox batch: key insert" -> InboxBatch.INSERT_KEYS;
             case "inbox batch: fingerprints of the conflicting keys" -> InboxBatch.SELECT_FINGERPRINTS;
-            case "relay: lock the heads" -> PostgresOutboxStore.LOCK_HEADS;
-            case "relay: the rows after the heads" -> PostgresOutboxStore.FOLLOWERS;
-            case "relay: mark sent" -> PostgresOutboxStore.MARK_SENT;
-            case "relay: head scan" -> PostgresOutboxStore.HEAD_SCAN;
+            case "relay: lock the heads" -> RelayPass.LOCK_HEADS;
+            case "relay: the rows after the heads" -> RelayPass.FOLLOWERS;
+            case "relay: mark sent" -> RelayPass.MARK_SENT;
+            case "relay: head scan" -> RelayPass.HEAD_SCAN;
             case "retention: inbox keys" -> PostgresRetention.PURGE_PROCESSED;
             case "retention: sent outbox rows" -> PostgresOutboxMaintenance.PURGE_SENT;
             case "retention: Idempotency-Key records" -> PostgresIdempotencyRecords.PURGE;

@@ -208,9 +208,14 @@ public final class Tracing {
 
     /**
      * {@code transport} whose publishes are producer spans whose context the message carries; a message that already
-     * carries one (an outbox event appended in a traced transaction) is published as a child of it.
+     * carries one (an outbox event appended in a traced transaction) is published as a child of it. Without traces
+     * ({@link #none()}) it is {@code transport} itself: a no-op span per publish still cost its name, attributes and a
+     * copy of the headers (the outbox relay's profile).
      */
     public MessageTransport publishing(MessageTransport transport) {
+        if (!enabled) {
+            return transport; // the no-op propagator injects nothing: headers go out as they are, as before
+        }
         return new MessageTransport() {
             @Override
             public Subscription subscribe(String queue, DeliveryHandler handler) {

@@ -36,6 +36,11 @@ public enum CrashPoint {
      */
     OUTBOX_PIPELINE_IN_FLIGHT(EnumSet.noneOf(Combination.class)),
     /**
+     * The outbox relay's pass has written outcomes (rows marked sent) in its transaction and was just handed more rows
+     * while it goes on publishing: nothing of the pass committed (the pass's store thread stops there).
+     */
+    OUTBOX_RECORDED_BEFORE_COMMIT(EnumSet.noneOf(Combination.class)),
+    /**
      * The payments API charged (the ledger returned the payment); the response is not stored with the Idempotency-Key
      * and the claim not ended (the payments API's points: {@link PaymentsCrashIT}).
      */

@@ -117,8 +117,10 @@ final class OutboxCrashHarness implements AutoCloseable {
         try (Subscription sub = transport.subscribe(queue, downstream)) {
             ids.addAll(append(queue, run, 15 + random.nextInt(10), keys));
             for (int k = 0; k < kills; k++) {
-                // the pipelined point comes only while 3 publishes are unanswered: fewer reachings per run than the others
-                int hit = k == 0 ? 1 + random.nextInt(point == CrashPoint.OUTBOX_PIPELINE_IN_FLIGHT ? 3 : 8) : 1;
+                // the pipelined point comes only while 3 publishes are unanswered, the recorded one only when an ask
+                // follows a record: fewer reachings per run than the others
+                int hit = k == 0 ? 1 + random.nextInt(point == CrashPoint.OUTBOX_PIPELINE_IN_FLIGHT
+                        || point == CrashPoint.OUTBOX_RECORDED_BEFORE_COMMIT ? 3 : 8) : 1;
                 made += killAt(point, hit, mode, run, k, problems) ? 1 : 0;
                 ids.addAll(append(queue, run, 5 + random.nextInt(5), keys));
             }

@@ -21,7 +21,7 @@ class OutboxCrashIT {
 
     @ParameterizedTest(name = "relay killed at {0}")
     @EnumSource(value = CrashPoint.class, names = {"OUTBOX_BEFORE_PUBLISH", "OUTBOX_PUBLISHED_BEFORE_MARK",
-            "OUTBOX_PIPELINE_IN_FLIGHT"})
+            "OUTBOX_PIPELINE_IN_FLIGHT", "OUTBOX_RECORDED_BEFORE_COMMIT"})
     void everyRowIsPublishedAndAppliedExactlyOnceDownstreamWhenTheRelayIsKilledThere(CrashPoint point) throws Exception {
         try (OutboxCrashHarness harness = new OutboxCrashHarness()) {
             OutboxCrashHarness.Report report = harness.run(point, KILLS, System.nanoTime(), "relay");

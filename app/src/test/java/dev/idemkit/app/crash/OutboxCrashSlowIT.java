@@ -19,7 +19,7 @@ class OutboxCrashSlowIT {
 
     @ParameterizedTest(name = "relay killed at {0}")
     @EnumSource(value = CrashPoint.class, names = {"OUTBOX_BEFORE_PUBLISH", "OUTBOX_PUBLISHED_BEFORE_MARK",
-            "OUTBOX_PIPELINE_IN_FLIGHT"})
+            "OUTBOX_PIPELINE_IN_FLIGHT", "OUTBOX_RECORDED_BEFORE_COMMIT"})
     void nothingIsLostOrAppliedTwiceAcrossManyKills(CrashPoint point) throws Exception {
         List<OutboxCrashHarness.Report> reports = new ArrayList<>();
         try (OutboxCrashHarness harness = new OutboxCrashHarness()) {

@@ -45,12 +45,13 @@ public final class OutboxRelayChild {
         RabbitMessageTransport rabbit = new RabbitMessageTransport(RabbitSettings.fromEnvironment(), Clock.system(),
                 System.getProperty("idemkit.crash.connection", "idemkit-it-outbox-crash"));
         PostgresOutboxStore store = new PostgresOutboxStore(db);
-        OutboxStore relayed = mode.equals("broken-mark-first") ? new MarkFirst(store) : store;
+        OutboxStore relayed = mode.equals("broken-mark-first") ? new MarkFirst(store) : new RecordProbed(store);
         SplittableRandom random = new SplittableRandom();
         // through the tracing decorator, as serve wires its relay (Assembly.outboxRelay, no tracing configured)
         OutboxRelay relay = new OutboxRelay(relayed, new Probed(dev.idemkit.app.tracing.Tracing.none().publishing(rabbit)),
                 UnaryOperator.identity(),
-                OutboxRelay.Settings.defaults().withBatch(20).withParallelism(4).withPollInterval(Duration.ofMillis(200))
+                // hand-outs of 4: a pass asks for more several times while it publishes (docs/ARCHITECTURE.md s.9)
+                OutboxRelay.Settings.defaults().withBatch(4).withParallelism(4).withPollInterval(Duration.ofMillis(200))
                         .withKeyWindow(Integer.getInteger("idemkit.crash.keyWindow", 1))
                         .withRetryPolicy(RetryPolicy.defaults().withMaxAttempts(50)), () -> {
                     synchronized (random) {
@@ -136,6 +137,42 @@ public final class OutboxRelayChild {
         }
     }
 
+    /**
+     * The shipped store, with the point where a pass that goes on has written outcomes in its transaction and is handed
+     * more rows (the store runs a pass's asks and records in call order, so an answer after a record comes after it
+     * was written).
+     */
+    private static final class RecordProbed extends ForwardingOutboxStore {
+        RecordProbed(OutboxStore store) {
+            super(store);
+        }
+
+        @Override
+        public int relay(int first, int max, Instant now, StreamingPublisher publisher) {
+            return delegate().relay(first, max, now, (runs, pass) -> publisher.publish(runs, new Pass() {
+                private boolean recorded;
+
+                @Override
+                public void more(java.util.Collection<String> keys, int rows,
+                        java.util.function.BiConsumer<List<List<OutboxRow>>, Throwable> answer) {
+                    boolean afterRecord = recorded;
+                    pass.more(keys, rows, (more, e) -> {
+                        if (afterRecord && e == null && !more.isEmpty()) {
+                            CrashProbe.reached(CrashPoint.OUTBOX_RECORDED_BEFORE_COMMIT);
+                        }
+                        answer.accept(more, e);
+                    });
+                }
+
+                @Override
+                public void record(Map<String, RelayOutcome> outcomes) {
+                    pass.record(outcomes);
+                    recorded = true;
+                }
+            }));
+        }
+    }
+
     /** Broken on purpose: records every handed-out row as sent and commits, THEN publishes them. */
     private static final class MarkFirst extends ForwardingOutboxStore {
         MarkFirst(OutboxStore store) {
@@ -144,8 +181,9 @@ public final class OutboxRelayChild {
 
         @Override
         @SuppressWarnings("unchecked")
-        public int relay(int max, Instant now, Publisher publisher) {
+        public int relay(int first, int max, Instant now, StreamingPublisher publisher) {
             List<List<OutboxRow>>[] held = new List[1];
+            // one batch of the pass's whole bound: several rows of a key in it, as the pipelined point needs
             int n = delegate().relay(max, now, runs -> {
                 held[0] = runs;
                 Map<String, RelayOutcome> sent = new HashMap<>();
@@ -153,7 +191,16 @@ public final class OutboxRelayChild {
                 return sent;
             });
             if (n > 0) {
-                publisher.publish(held[0]);
+                publisher.publish(held[0], new Pass() {
+                    @Override
+                    public void more(java.util.Collection<String> keys, int rows,
+                            java.util.function.BiConsumer<List<List<OutboxRow>>, Throwable> answer) {
+                        answer.accept(List.of(), null);
+                    }
+
+                    @Override
+                    public void record(Map<String, RelayOutcome> outcomes) {} // already marked sent, and committed
+                });
             }
             return n;
         }

@@ -424,11 +424,12 @@ public final class OutboxBenchmark {
         return r.rate();
     }
 
-    /** The shipped defaults, with the benchmark's overrides ({@code bench.passes}, {@code bench.batch}, {@code bench.parallelism}). */
+    /** The shipped defaults, with the benchmark's overrides ({@code bench.passes}, {@code bench.batch}, {@code bench.parallelism}, {@code bench.passRows}). */
     static OutboxRelay.Settings settings() {
         OutboxRelay.Settings d = OutboxRelay.Settings.defaults();
         return d.withPasses(Integer.getInteger("bench.passes", d.passes())).withBatch(Integer.getInteger("bench.batch", d.batch()))
-                .withParallelism(Integer.getInteger("bench.parallelism", d.parallelism()));
+                .withParallelism(Integer.getInteger("bench.parallelism", d.parallelism()))
+                .withPassRows(Integer.getInteger("bench.passRows", d.passRows()));
     }
 
     private void latency(String traffic, int rows, long everyMillis, String name, boolean listen) throws Exception {
@@ -530,8 +531,8 @@ public final class OutboxBenchmark {
     }
 
     /**
-     * The store as shipped, noting per row when the pass that handed it out began and when the relay's publisher got
-     * it (the pass's statements ran in between). A row that went out in a later pass (not handed out the first time)
+     * The store as shipped, noting per row when the pass that handed it out began (or the ask that brought it, in a
+     * pass that goes on) and when the relay's publisher got it (the store's statements ran in between). A row that went out in a later pass (not handed out the first time)
      * keeps its last pass's times.
      */
     private static final class Steps extends dev.idemkit.ports.forwarding.ForwardingOutboxStore {
@@ -543,18 +544,38 @@ public final class OutboxBenchmark {
         }
 
         @Override
-        public int relay(int max, Instant now, Publisher publisher) {
+        public int relay(int first, int max, Instant now, StreamingPublisher publisher) {
             long started = System.nanoTime();
-            return delegate().relay(max, now, runs -> {
-                long called = System.nanoTime();
-                for (List<dev.idemkit.ports.out.OutboxRow> run : runs) {
-                    for (dev.idemkit.ports.out.OutboxRow row : run) {
-                        passStartedAt.put(row.id(), started);
-                        publishCalledAt.put(row.id(), called);
+            return delegate().relay(first, max, now, (runs, pass) -> {
+                note(runs, started, System.nanoTime());
+                publisher.publish(runs, new Pass() {
+                    @Override
+                    public void more(java.util.Collection<String> keys, int rows,
+                            java.util.function.BiConsumer<List<List<dev.idemkit.ports.out.OutboxRow>>, Throwable> answer) {
+                        long asked = System.nanoTime(); // a row handed out later: from the ask to its answer
+                        pass.more(keys, rows, (more, e) -> {
+                            if (more != null) {
+                                note(more, asked, System.nanoTime());
+                            }
+                            answer.accept(more, e);
+                        });
                     }
-                }
-                return publisher.publish(runs);
+
+                    @Override
+                    public void record(Map<String, dev.idemkit.ports.out.RelayOutcome> outcomes) {
+                        pass.record(outcomes);
+                    }
+                });
             });
+        }
+
+        private void note(List<List<dev.idemkit.ports.out.OutboxRow>> runs, long started, long called) {
+            for (List<dev.idemkit.ports.out.OutboxRow> run : runs) {
+                for (dev.idemkit.ports.out.OutboxRow row : run) {
+                    passStartedAt.put(row.id(), started);
+                    publishCalledAt.put(row.id(), called);
+                }
+            }
         }
     }
 

@@ -118,12 +118,12 @@ public final class RelayDrain {
         }
 
         @Override
-        public int relay(int max, Instant now, Publisher publisher) {
+        public int relay(int first, int max, Instant now, StreamingPublisher publisher) {
             long t0 = System.nanoTime();
-            int n = delegate().relay(max, now, runs -> {
+            int n = delegate().relay(first, max, now, (runs, pass) -> {
                 long p0 = System.nanoTime();
                 try {
-                    return publisher.publish(runs);
+                    publisher.publish(runs, pass);
                 } finally {
                     publishing.addAndGet(System.nanoTime() - p0);
                 }

@@ -50,7 +50,7 @@ public final class OutboxRelay implements AutoCloseable {
     /**
      * How the relay works.
      *
-     * @param batch rows handed out per pass
+     * @param batch rows handed out at once: a pass's first hand-out, and each one it asks for while it publishes
      * @param parallelism keys published at once
      * @param pollInterval the longest wait between passes when no commit notification comes
      * @param retryPolicy attempts and backoff of a failing publish; its last attempt parks the row
@@ -60,10 +60,15 @@ public final class OutboxRelay implements AutoCloseable {
      *     was confirmed, so a failed publish never has a later row of its key ahead of it; above 1 a key's rows go out
      *     pipelined, and a failure may let up to {@code keyWindow - 1} later rows of its key reach the queue before its
      *     retry (docs/ARCHITECTURE.md section 9)
+     * @param passRows rows one pass may hand out in all (at least {@code batch}): a pass asks for more while it
+     *     publishes, in the same transaction, until it has nothing more or reaches this
      */
     public record Settings(int batch, int parallelism, Duration pollInterval, RetryPolicy retryPolicy, int passes,
-            int keyWindow) {
+            int keyWindow, int passRows) {
         public Settings {
+            if (passRows < 1 || passRows > 1_000_000) {
+                throw new IllegalArgumentException("outbox pass rows must be 1..1000000, got " + passRows);
+            }
             if (keyWindow < 1 || keyWindow > 1_000) {
                 throw new IllegalArgumentException("outbox key window must be 1..1000, got " + keyWindow);
             }
@@ -93,31 +98,35 @@ public final class OutboxRelay implements AutoCloseable {
          * running the database and the broker too they gained nothing measurable (1 / 2 passes, same benchmark).
          */
         public static Settings defaults() {
-            return new Settings(1_000, 256, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10), 1, 1);
+            return new Settings(1_000, 256, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10), 1, 1, 10_000);
         }
 
         public Settings withRetryPolicy(RetryPolicy p) {
-            return new Settings(batch, parallelism, pollInterval, p, passes, keyWindow);
+            return new Settings(batch, parallelism, pollInterval, p, passes, keyWindow, passRows);
         }
 
         public Settings withPollInterval(Duration d) {
-            return new Settings(batch, parallelism, d, retryPolicy, passes, keyWindow);
+            return new Settings(batch, parallelism, d, retryPolicy, passes, keyWindow, passRows);
         }
 
         public Settings withBatch(int n) {
-            return new Settings(n, parallelism, pollInterval, retryPolicy, passes, keyWindow);
+            return new Settings(n, parallelism, pollInterval, retryPolicy, passes, keyWindow, passRows);
         }
 
         public Settings withParallelism(int n) {
-            return new Settings(batch, n, pollInterval, retryPolicy, passes, keyWindow);
+            return new Settings(batch, n, pollInterval, retryPolicy, passes, keyWindow, passRows);
         }
 
         public Settings withPasses(int n) {
-            return new Settings(batch, parallelism, pollInterval, retryPolicy, n, keyWindow);
+            return new Settings(batch, parallelism, pollInterval, retryPolicy, n, keyWindow, passRows);
+        }
+
+        public Settings withPassRows(int n) {
+            return new Settings(batch, parallelism, pollInterval, retryPolicy, passes, keyWindow, n);
         }
 
         public Settings withKeyWindow(int n) {
-            return new Settings(batch, parallelism, pollInterval, retryPolicy, passes, n);
+            return new Settings(batch, parallelism, pollInterval, retryPolicy, passes, n, passRows);
         }
     }
 
@@ -155,23 +164,11 @@ public final class OutboxRelay implements AutoCloseable {
      * @throws StoreUnavailableException when the store failed (what was published goes out again later, same ids)
      */
     public int relayOnce() {
-        Pass pass = new Pass();
-        int n = store.relay(settings.batch(), clock.now(), pass);
-        if (pass.outcomes != null) {
-            count(pass.outcomes); // the store returned: it committed them
-        }
+        PassPublisher pass = new PassPublisher(transport, queueName, settings.parallelism(), settings.keyWindow(),
+                settings.batch(), clock, this::failed);
+        int n = store.relay(settings.batch(), Math.max(settings.batch(), settings.passRows()), clock.now(), pass);
+        count(pass.tally()); // the store returned: it committed them
         return n;
-    }
-
-    /** One pass's publisher: it answers the store with the outcomes, and keeps them for the relay to count after. */
-    private final class Pass implements OutboxRelayStore.Publisher {
-        private Map<String, RelayOutcome> outcomes;
-
-        @Override
-        public Map<String, RelayOutcome> publish(List<List<OutboxRow>> runs) {
-            outcomes = OutboxRelay.this.publish(runs);
-            return outcomes;
-        }
     }
 
     /**
@@ -259,161 +256,16 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    /**
-     * Publishes every run through the transport's pipelined {@link MessageTransport#publishAsync}: up to
-     * {@code parallelism} keys at once, and per key up to {@code keyWindow} rows in flight, in order, the next written as
-     * soon as a confirm makes room. A key's run stops at its first failure. All writes happen on this thread; the
-     * confirms only report back. Returns only when every publish of the pass has its outcome (each is bounded by the
-     * transport's confirm timeout), even when interrupted (then no further row is written): no publish of this pass may
-     * still be going on once its rows are released, or a later row of a key could go out beside a retry of an earlier
-     * one from another relay.
-     */
-    private Map<String, RelayOutcome> publish(List<List<OutboxRow>> runs) {
-        java.util.concurrent.BlockingQueue<Confirm> confirms = new java.util.concurrent.LinkedBlockingQueue<>();
-        java.util.ArrayDeque<KeyRun> waitingKeys = new java.util.ArrayDeque<>();
-        for (List<OutboxRow> run : runs) {
-            if (!run.isEmpty()) {
-                waitingKeys.add(new KeyRun(run));
-            }
-        }
-        Map<String, RelayOutcome> outcomes = new java.util.HashMap<>();
-        int keysInFlight = 0;
-        int publishesInFlight = 0;
-        boolean interrupted = false;
-        while (true) {
-            while (!interrupted && keysInFlight < settings.parallelism() && !waitingKeys.isEmpty()) {
-                KeyRun key = waitingKeys.poll();
-                keysInFlight++;
-                publishesInFlight += key.write(confirms);
-            }
-            if (publishesInFlight == 0) {
-                break;
-            }
-            Confirm c;
-            try {
-                c = confirms.take();
-            } catch (InterruptedException e) {
-                interrupted = true; // stop writing; still wait for what was written
-                continue;
-            }
-            publishesInFlight--;
-            KeyRun key = c.key();
-            key.answered(c, outcomes);
-            if (!interrupted) {
-                publishesInFlight += key.write(confirms);
-            }
-            if (key.done()) {
-                keysInFlight--;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return Map.copyOf(outcomes);
-    }
-
-    /** A publish's answer: the row's index in its key's run, and the failure (null: confirmed). */
-    private record Confirm(KeyRun key, int index, Throwable failure) {}
-
-    /**
-     * One key's run in a pass: rows written in order, up to {@code keyWindow} in flight. Outcomes: sent for the rows
-     * before the first failure, the failure step's outcome for the first failed row, none for the rows after it (they
-     * are handed out again after it, with the same ids: docs/ARCHITECTURE.md section 9).
-     */
-    private final class KeyRun {
-        private final List<OutboxRow> rows;
-        private final Throwable[] failures;
-        private final boolean[] confirmed;
-        private int written;
-        private int answered;
-        private int inFlight;
-        private boolean failed;
-
-        KeyRun(List<OutboxRow> rows) {
-            this.rows = rows;
-            this.failures = new Throwable[rows.size()];
-            this.confirmed = new boolean[rows.size()];
-        }
-
-        /** Writes what the window allows; returns how many were written. */
-        int write(java.util.concurrent.BlockingQueue<Confirm> confirms) {
-            int n = 0;
-            while (!failed && written < rows.size() && inFlight < settings.keyWindow()) {
-                int index = written++;
-                OutboxRow row = rows.get(index);
-                java.util.concurrent.CompletableFuture<Void> f;
-                try {
-                    f = transport.publishAsync(queueName.apply(row.message().destination()), row.outgoing());
-                } catch (RuntimeException | Error e) {
-                    // an Error too (a body too large for memory): left without an outcome, the row would be handed
-                    // out again at once, for ever; as a failure it backs off and, in the end, is parked with the reason
-                    if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError)) {
-                        throw e;
-                    }
-                    f = java.util.concurrent.CompletableFuture.failedFuture(e);
-                }
-                inFlight++;
-                n++;
-                f.whenComplete((ok, e) -> confirms.add(new Confirm(this, index, e == null ? null : unwrap(e))));
-            }
-            return n;
-        }
-
-        void answered(Confirm c, Map<String, RelayOutcome> outcomes) {
-            inFlight--;
-            answered++;
-            if (c.failure() == null) {
-                confirmed[c.index()] = true;
-            } else {
-                failures[c.index()] = c.failure();
-                failed = true; // write no more of this key
-            }
-            if (inFlight == 0) {
-                record(outcomes);
-            }
-        }
-
-        boolean done() {
-            return inFlight == 0 && (failed || written == rows.size());
-        }
-
-        /** Once nothing of the key is in flight: sent up to the first failure, that one failed, the rest untouched. */
-        private void record(Map<String, RelayOutcome> outcomes) {
-            for (int i = 0; i < written; i++) {
-                OutboxRow row = rows.get(i);
-                if (outcomes.containsKey(row.id())) {
-                    continue;
-                }
-                if (failures[i] != null) {
-                    outcomes.put(row.id(), failed(row, failures[i]));
-                    return;
-                }
-                if (!confirmed[i]) {
-                    return; // not answered yet (cannot happen once nothing is in flight)
-                }
-                outcomes.put(row.id(), new RelayOutcome.Sent(clock.now()));
-            }
-        }
-    }
-
-    private static Throwable unwrap(Throwable e) {
-        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-    }
-
     /** Counts a pass's outcomes once the store has recorded them (a pass that fails to commit counts nothing). */
-    private void count(Map<String, RelayOutcome> outcomes) {
-        int sent = 0;
-        for (RelayOutcome o : outcomes.values()) {
-            if (o instanceof RelayOutcome.Sent) {
-                sent++;
-            } else if (o instanceof RelayOutcome.Failed) {
-                events.failed();
-            } else {
-                events.parked();
-            }
+    private void count(PassPublisher.Tally tally) {
+        for (int i = 0; i < tally.failed(); i++) {
+            events.failed();
         }
-        if (sent > 0) {
-            events.published(sent);
+        for (int i = 0; i < tally.parked(); i++) {
+            events.parked();
+        }
+        if (tally.sent() > 0) {
+            events.published(tally.sent());
         }
     }
 

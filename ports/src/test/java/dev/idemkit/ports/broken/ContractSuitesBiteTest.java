@@ -82,7 +82,10 @@ class ContractSuitesBiteTest {
 
     @Test
     void outboxSuiteCatchesAStoreThatHandsOutAKeyAnotherRelayHolds() {
-        assertThat(failedTests(BrokenKeyBlindOutboxSuite.class)).containsExactly("aKeyHeldByOneRelayIsNotHandedToAnother");
+        assertThat(failedTests(BrokenKeyBlindOutboxSuite.class)).containsExactlyInAnyOrder(
+                "aKeyHeldByOneRelayIsNotHandedToAnother", "aPassThatGoesOnNeverHandsOutAKeyAnotherPassHoldsNorOneItHoldsAsNew",
+                // asked for more, it hands the keys its own pass holds out again as new ones
+                "aPassThatGoesOnHandsOutTheRowsCommittedMeanwhileForAKeyItHoldsAfterItsLastOneInOrder");
     }
 
     @Test

@@ -147,6 +147,169 @@ public abstract class OutboxStoreContract {
         assertThat(third.runs).containsExactly(List.of(heldKey + "2"));
     }
 
+    /** The bodies of runs, one list per key. */
+    private static List<List<String>> bodies(List<List<OutboxRow>> runs) {
+        return runs.stream().map(run -> run.stream().map(OutboxStoreContract::body).toList()).toList();
+    }
+
+    /** Asks a streaming pass for more and waits for its answer. */
+    private static List<List<OutboxRow>> more(OutboxStore.Pass pass, List<String> keys, int rows) {
+        CompletableFuture<List<List<OutboxRow>>> answer = new CompletableFuture<>();
+        pass.more(keys, rows, (runs, e) -> {
+            if (e != null) {
+                answer.completeExceptionally(e);
+            } else {
+                answer.complete(runs);
+            }
+        });
+        try {
+            return answer.get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("no answer from the pass", e);
+        }
+    }
+
+    private static Map<String, RelayOutcome> sent(List<List<OutboxRow>> runs) {
+        Map<String, RelayOutcome> out = new HashMap<>();
+        runs.forEach(run -> run.forEach(r -> out.put(r.id(), new RelayOutcome.Sent(Instant.now()))));
+        return out;
+    }
+
+    private static List<String> flat(List<List<OutboxRow>> runs) {
+        return runs.stream().flatMap(List::stream).map(OutboxStoreContract::body).toList();
+    }
+
+    /**
+     * A pass's first hand-out may hold the heads alone or the rows behind them too; what the pass gets in all, first
+     * hand-out and asks together, is each key's rows in order.
+     */
+    @Test
+    void aPassThatGoesOnHandsOutTheRowsCommittedMeanwhileForAKeyItHoldsAfterItsLastOneInOrder() {
+        OutboxStore store = newStore();
+        append("a", "a1");
+        append("a", "a2");
+        List<String> seen = new ArrayList<>();
+        int handed = store.relay(10, 100, Instant.now(), (first, pass) -> {
+            seen.addAll(flat(first));
+            pass.record(sent(first));
+            if (!seen.contains("a2")) {
+                List<List<OutboxRow>> behind = more(pass, List.of("a"), 10);
+                seen.addAll(flat(behind));
+                pass.record(sent(behind));
+            }
+            append("a", "a3"); // committed while the pass holds a1 and a2
+            append("a", "a4");
+            List<List<OutboxRow>> next = more(pass, List.of("a"), 10);
+            seen.addAll(flat(next));
+            pass.record(sent(next));
+            seen.addAll(flat(more(pass, List.of("a"), 10)));
+        });
+        assertThat(seen).containsExactly("a1", "a2", "a3", "a4");
+        assertThat(handed).isEqualTo(4);
+        assertThat(store.relay(100, Instant.now(), new Recording())).as("all four recorded sent").isZero();
+    }
+
+    @Test
+    void aPassThatGoesOnNeverHandsOutAKeyAnotherPassHoldsNorOneItHoldsAsNew() throws Exception {
+        OutboxStore store = newStore();
+        append("a", "a1");
+        append("b", "b1");
+        append("c", "c1");
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<List<String>> firstPass = new ArrayList<>();
+        CompletableFuture<Integer> relay1 = CompletableFuture.supplyAsync(() -> store.relay(1, 1, Instant.now(),
+                (first, pass) -> {
+                    firstPass.addAll(bodies(first));
+                    holding.countDown();
+                    try {
+                        release.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }));
+        assertThat(holding.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(firstPass).hasSize(1);
+        String heldByOther = firstPass.get(0).get(0);
+
+        List<List<String>> seen = new ArrayList<>();
+        newStore().relay(10, 100, Instant.now(), (first, pass) -> {
+            seen.addAll(bodies(first));
+            pass.record(sent(first));
+            List<String> keys = first.stream().map(run -> run.get(0).message().orderingKey()).toList();
+            seen.addAll(bodies(more(pass, keys, 10)));
+            seen.addAll(bodies(more(pass, List.of("a", "b", "c"), 10)));
+        });
+        release.countDown();
+        assertThat(relay1.get(10, TimeUnit.SECONDS)).isOne();
+        List<String> flat = seen.stream().flatMap(List::stream).toList();
+        assertThat(flat).as("held by the other pass: %s", heldByOther).doesNotContain(heldByOther)
+                .doesNotHaveDuplicates().hasSize(2);
+    }
+
+    @Test
+    void aPassThatGoesOnHandsOutNoMoreThanItsBoundAndStopsAKeyAtARowThatMustWait() {
+        OutboxStore store = newStore();
+        for (int i = 1; i <= 6; i++) {
+            append("a", "a" + i);
+        }
+        List<String> seen = new ArrayList<>();
+        int handed = store.relay(2, 5, Instant.now(), (first, pass) -> {
+            seen.addAll(flat(first));
+            seen.addAll(flat(more(pass, List.of("a"), 10)));
+            seen.addAll(flat(more(pass, List.of("a"), 10)));
+            pass.record(Map.of());
+        });
+        assertThat(seen).containsExactly("a1", "a2", "a3", "a4", "a5");
+        assertThat(handed).isEqualTo(5);
+
+        // a1 fails now: nothing after it goes out, in this pass or by asking for more
+        Instant now = Instant.now();
+        List<List<String>> next = new ArrayList<>();
+        store.relay(1, 100, now, (first, pass) -> {
+            next.addAll(bodies(first));
+            pass.record(Map.of(first.get(0).get(0).id(), new RelayOutcome.Failed(new AttemptRecord(1, now, "away"),
+                    now.plus(Duration.ofHours(1)))));
+        });
+        assertThat(next).containsExactly(List.of("a1"));
+        List<List<String>> later = new ArrayList<>();
+        int none = store.relay(1, 100, now.plusSeconds(1), (first, pass) -> later.addAll(bodies(first)));
+        assertThat(none).isZero();
+        assertThat(later).isEmpty();
+    }
+
+    @Test
+    void outcomesRecordedWhileAPassGoesOnCountOnlyOnceItEndsAndNotAtAllIfItsPublisherFails() {
+        OutboxStore store = newStore();
+        String a1 = append("a", "a1");
+        String b1 = append("b", "b1");
+        OutboxStore other = newStore();
+        List<OutboxEntry.State> during = new ArrayList<>();
+        store.relay(10, 10, Instant.now(), (first, pass) -> {
+            pass.record(sent(first));
+            more(pass, List.of(), 10); // the outcome is written before this answer
+            during.add(other.find(a1).orElseThrow().state());
+        });
+        assertThat(during).as("not committed while the pass went on").containsExactly(OutboxEntry.State.PENDING);
+        assertThat(other.find(a1).orElseThrow().state()).isEqualTo(OutboxEntry.State.SENT);
+
+        String b2 = append("b", "b2");
+        try {
+            store.relay(10, 10, Instant.now(), (first, pass) -> {
+                pass.record(sent(first));
+                more(pass, List.of(), 10);
+                throw new IllegalStateException("the publisher failed after recording");
+            });
+        } catch (RuntimeException expected) {
+            // the pass failed: nothing of it recorded
+        }
+        assertThat(other.find(b1).orElseThrow().state()).isEqualTo(OutboxEntry.State.SENT);
+        assertThat(other.find(b2).orElseThrow().state()).isEqualTo(OutboxEntry.State.PENDING);
+        Recording again = new Recording();
+        other.relay(10, Instant.now(), again);
+        assertThat(again.runs).containsExactly(List.of("b2"));
+    }
+
     @Test
     void aFailedRowWaitsForItsRetryTimeAndTheRowsAfterItWaitWithIt() {
         OutboxStore store = newStore();

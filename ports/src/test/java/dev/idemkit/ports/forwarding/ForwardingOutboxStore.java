@@ -32,6 +32,11 @@ public abstract class ForwardingOutboxStore implements OutboxStore {
     }
 
     @Override
+    public int relay(int first, int max, Instant now, StreamingPublisher publisher) {
+        return delegate.relay(first, max, now, publisher);
+    }
+
+    @Override
     public void awaitAppend(Duration max) throws InterruptedException {
         delegate.awaitAppend(max);
     }

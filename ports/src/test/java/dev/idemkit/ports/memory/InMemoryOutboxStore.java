@@ -4,12 +4,15 @@ import dev.idemkit.domain.deadletter.Approval;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.ports.out.OutboxEntry;
 import dev.idemkit.ports.out.OutboxMessage;
+import dev.idemkit.ports.out.OutboxRelayStore;
 import dev.idemkit.ports.out.OutboxRow;
 import dev.idemkit.ports.out.OutboxStore;
 import dev.idemkit.ports.out.RelayOutcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.BiConsumer;
 
 /**
  * The reference outbox in memory: rows in append order, keys held by an in-flight relay pass, outcomes recorded when
@@ -109,6 +113,11 @@ public class InMemoryOutboxStore implements OutboxStore {
     }
 
     private synchronized void record(Map<String, List<OutboxRow>> runs, Map<String, RelayOutcome> outcomes) {
+        apply(outcomes);
+        held.removeAll(runs.keySet());
+    }
+
+    private synchronized void apply(Map<String, RelayOutcome> outcomes) {
         for (Row r : rows) {
             RelayOutcome o = outcomes.get(r.base.id());
             if (o instanceof RelayOutcome.Sent s) {
@@ -125,7 +134,101 @@ public class InMemoryOutboxStore implements OutboxStore {
                 r.parkReason = p.reason();
             }
         }
-        held.removeAll(runs.keySet());
+    }
+
+    /**
+     * A pass that goes on while it publishes: more of the keys it holds (the rows after the last handed out, in order,
+     * stopping at the first that is not due), then new keys; outcomes applied when it ends, and only if its publisher
+     * returned (a publisher that throws: nothing of the pass recorded, as a rolled-back transaction).
+     */
+    @Override
+    public int relay(int first, int max, Instant now, StreamingPublisher publisher) {
+        if (first < 1 || max < first) {
+            throw new IllegalArgumentException("a pass needs 1 <= first <= max, got " + first + " and " + max);
+        }
+        Map<String, List<OutboxRow>> runs = handOut(first, now);
+        if (runs.isEmpty()) {
+            return 0;
+        }
+        Pass pass = new Pass(runs, max, now);
+        boolean returned = false;
+        try {
+            publisher.publish(List.copyOf(runs.values()), pass);
+            returned = true;
+        } finally {
+            synchronized (this) {
+                if (returned) {
+                    apply(pass.recorded);
+                }
+                held.removeAll(pass.last.keySet());
+            }
+        }
+        return pass.handed;
+    }
+
+    /** One streaming pass's state: per held key the seq of its last row handed out, and what it recorded. */
+    private final class Pass implements OutboxRelayStore.Pass {
+        final Map<String, Long> last = new HashMap<>();
+        final Map<String, RelayOutcome> recorded = new HashMap<>();
+        final int max;
+        final Instant now;
+        int handed;
+
+        Pass(Map<String, List<OutboxRow>> runs, int max, Instant now) {
+            this.max = max;
+            this.now = now;
+            took(runs);
+        }
+
+        private void took(Map<String, List<OutboxRow>> runs) {
+            runs.forEach((key, run) -> {
+                last.put(key, run.get(run.size() - 1).seq());
+                handed += run.size();
+            });
+        }
+
+        @Override
+        public void more(Collection<String> keys, int wanted, BiConsumer<List<List<OutboxRow>>, Throwable> answer) {
+            Map<String, List<OutboxRow>> out = new LinkedHashMap<>();
+            synchronized (InMemoryOutboxStore.this) {
+                int budget = Math.min(wanted, max - handed);
+                List<String> going = keys.stream().filter(last::containsKey).distinct().toList();
+                int perKey = going.isEmpty() ? 0 : Math.max(1, budget / going.size());
+                int n = 0;
+                for (String key : going) {
+                    List<OutboxRow> run = new ArrayList<>();
+                    for (Row r : rows) {
+                        if (n >= budget || run.size() >= perKey) {
+                            break;
+                        }
+                        if (!r.base.message().orderingKey().equals(key) || r.base.seq() <= last.get(key)
+                                || r.sentAt != null) {
+                            continue;
+                        }
+                        if (!r.due(now)) {
+                            break; // a run is a prefix
+                        }
+                        run.add(r.row());
+                        n++;
+                    }
+                    if (!run.isEmpty()) {
+                        out.put(key, run);
+                    }
+                }
+                if (n < budget) {
+                    out.putAll(handOut(budget - n, now));
+                }
+                took(out);
+            }
+            answer.accept(List.copyOf(out.values()), null);
+        }
+
+        @Override
+        public void record(Map<String, RelayOutcome> outcomes) {
+            synchronized (InMemoryOutboxStore.this) {
+                recorded.putAll(outcomes);
+            }
+        }
     }
 
     @Override

@@ -66,6 +66,16 @@ public class PendingConfirmsTransport implements MessageTransport {
         return written.poll(1, TimeUnit.SECONDS);
     }
 
+    /** The next publish written within {@code millis}, or null. */
+    public Written poll(long millis) throws InterruptedException {
+        return written.poll(millis, TimeUnit.MILLISECONDS);
+    }
+
+    /** Whether every publish written so far was taken ({@link #next}, {@link #poll}). */
+    public boolean drained() {
+        return written.isEmpty();
+    }
+
     /** Whether nothing more is written within {@code millis} (fails the test when something is). */
     public boolean quietFor(long millis) throws InterruptedException {
         Written w = written.poll(millis, TimeUnit.MILLISECONDS);
