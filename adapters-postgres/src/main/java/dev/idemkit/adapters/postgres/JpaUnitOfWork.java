@@ -26,6 +26,27 @@ public final class JpaUnitOfWork implements UnitOfWork {
     private final Connection connection;
     private Session session;
     private boolean rollbackOnly;
+    /** Work to send with the commit (outbox appends), in order. */
+    private final java.util.List<AtCommit> atCommit = new java.util.ArrayList<>();
+
+    /**
+     * Statements that belong to this unit of work but need not run before its commit: the commit sends them. One alone
+     * goes in the commit's own round trip (the statement and {@code COMMIT} sent together), several run first.
+     */
+    interface AtCommit {
+        /** Runs the statement alone (before a commit, or with others). */
+        void run(Connection c) throws SQLException;
+
+        /** Runs the statement and commits the transaction in one round trip. */
+        void runAndCommit(Connection c) throws SQLException;
+
+        /** Runs several of them (all of one kind), before a commit. */
+        default void runAll(Connection c, java.util.List<AtCommit> all) throws SQLException {
+            for (AtCommit a : all) {
+                a.run(c);
+            }
+        }
+    }
 
     JpaUnitOfWork(Supplier<SessionFactory> sessionFactory, Connection connection) {
         this.sessionFactory = Objects.requireNonNull(sessionFactory, "sessionFactory");
@@ -94,12 +115,38 @@ public final class JpaUnitOfWork implements UnitOfWork {
         return connection;
     }
 
-    /** Commits: through the session when there is one (it flushes first), else the connection. */
+    /** Sends {@code work} with the commit (dropped if the unit of work rolls back). */
+    void atCommit(AtCommit work) {
+        atCommit.add(Objects.requireNonNull(work, "work"));
+    }
+
+    /**
+     * Commits: through the session when there is one (it flushes first), else the connection. What waits for the commit
+     * ({@link #atCommit}) goes first: one statement alone in the commit's round trip, several before it.
+     */
     void commit() throws SQLException {
+        if (session == null && atCommit.size() == 1) {
+            AtCommit only = atCommit.remove(0);
+            only.runAndCommit(connection);
+            connection.commit(); // the transaction is over: for the pool's book-keeping only (pgjdbc sends nothing)
+            return;
+        }
+        if (!atCommit.isEmpty()) {
+            session(); // pending entity changes first, as the order they were made in
+            java.util.List<AtCommit> all = java.util.List.copyOf(atCommit);
+            atCommit.clear();
+            all.get(0).runAll(connection, all);
+        }
         if (session != null) {
             session.getTransaction().commit();
         } else {
             connection.commit();
+        }
+    }
+
+    private void session() {
+        if (session != null) {
+            session.flush();
         }
     }
 

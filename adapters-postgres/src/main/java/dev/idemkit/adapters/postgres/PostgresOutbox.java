@@ -34,6 +34,11 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
             FROM (SELECT pg_advisory_xact_lock(?, hashtext(?)), CASE WHEN ? THEN pg_notify(?, '') END) AS locked
             """;
     /**
+     * {@link #APPEND}, then the commit, in one round trip (pgjdbc sends both with one sync; a failed insert skips the
+     * commit and the transaction is rolled back).
+     */
+    static final String APPEND_AND_COMMIT = APPEND + ";\nCOMMIT";
+    /**
      * At most one notification per this many nanoseconds from one instance (share one per process). PostgreSQL serializes the commits of
      * transactions that NOTIFY (a database-wide lock held until the commit is flushed), which cut concurrent appending
      * transactions to a third here; a relay that was just woken goes on polling briefly ({@code OutboxRelay}), and its
@@ -75,15 +80,53 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
                 : "idemkit_outbox_" + Integer.toHexString(schema.hashCode());
     }
 
+    /**
+     * Appends in idemkit's unit of work: the row is written when the unit of work commits, in the commit's own round
+     * trip when it is the only one (the statement and {@code COMMIT} go together), so an effect's transaction pays for
+     * the append's work in the database but not for a round trip of its own (OutboxBenchmark case 1). Its key's lock is
+     * taken and its seq drawn right before the commit, so within a key seq order is still commit order. The id is known
+     * at once. The row is never visible inside the unit of work itself, and a failure to write it fails the commit
+     * (nothing of the unit of work is kept).
+     */
     @Override
     public String append(JpaUnitOfWork work, OutboxMessage message) {
         Objects.requireNonNull(work, "work");
-        try {
-            // no flush of the caller's entities: the row commits with them whatever the order (the outbox has no
-            // foreign key), and an append is cheaper without one
-            return insert(work.rawConnection(), message);
-        } catch (SQLException e) {
-            throw Sql.unavailable("outbox append", e);
+        Objects.requireNonNull(message, "message");
+        UUID id = timeOrderedUuid();
+        work.atCommit(new AtCommit(message, id));
+        return id.toString();
+    }
+
+    /** An append that waits for its unit of work's commit. */
+    private final class AtCommit implements JpaUnitOfWork.AtCommit {
+        private final OutboxMessage message;
+        private final UUID id;
+
+        AtCommit(OutboxMessage message, UUID id) {
+            this.message = message;
+            this.id = id;
+        }
+
+        @Override
+        public void run(Connection c) throws SQLException {
+            insert(c, APPEND, message, id);
+        }
+
+        @Override
+        public void runAndCommit(Connection c) throws SQLException {
+            insert(c, APPEND_AND_COMMIT, message, id);
+        }
+
+        @Override
+        public void runAll(Connection c, java.util.List<JpaUnitOfWork.AtCommit> all) throws SQLException {
+            java.util.List<String> keys = new java.util.ArrayList<>();
+            for (JpaUnitOfWork.AtCommit a : all) {
+                keys.add(((AtCommit) a).message.orderingKey());
+            }
+            lockAll(c, keys); // in lock order first, as appendAll does: two such commits never deadlock
+            for (JpaUnitOfWork.AtCommit a : all) {
+                a.run(c);
+            }
         }
     }
 
@@ -192,9 +235,12 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
 
     private String insert(Connection c, OutboxMessage message) throws SQLException {
         Objects.requireNonNull(message, "message");
-        UUID id = timeOrderedUuid();
+        return insert(c, APPEND, message, timeOrderedUuid());
+    }
+
+    private String insert(Connection c, String sql, OutboxMessage message, UUID id) throws SQLException {
         TreeMap<String, String> headers = new TreeMap<>(message.headers());
-        try (PreparedStatement ps = c.prepareStatement(APPEND)) {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setObject(1, id);
             ps.setString(2, message.destination());
             ps.setString(3, message.orderingKey());

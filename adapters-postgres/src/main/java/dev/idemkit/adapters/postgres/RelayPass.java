@@ -129,10 +129,20 @@ final class RelayPass implements OutboxRelayStore.Pass {
     private final Map<String, Long> held = new HashMap<>();
     /** The seq of every row handed out, by id (outcomes come by id). */
     private final Map<String, Long> seqs = new HashMap<>();
-    private final LinkedBlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
-    private static final Runnable END = () -> {};
+    /** The key of every row handed out, by id. */
+    private final Map<String, String> keyOf = new HashMap<>();
+    /** The ids whose outcome was written: a second one for the same row is ignored. */
+    private final Set<String> recorded = new HashSet<>();
+    /** A step of the worker's. */
+    @FunctionalInterface
+    private interface Task {
+        void run() throws SQLException;
+    }
+
+    private final LinkedBlockingQueue<Task> tasks = new LinkedBlockingQueue<>();
+    private static final Task END = () -> {};
     private Future<?> worker;
-    private volatile Exception failure;
+    private volatile Throwable failure;
 
     RelayPass(Connection c, Instant now, int max, PostgresOutboxStore.Cursor cursor) {
         this.c = c;
@@ -268,6 +278,7 @@ final class RelayPass implements OutboxRelayStore.Pass {
     private void handed(String key, OutboxRow row) {
         held.put(key, row.seq());
         seqs.put(row.id(), row.seq());
+        keyOf.put(row.id(), key);
     }
 
     /**
@@ -298,7 +309,10 @@ final class RelayPass implements OutboxRelayStore.Pass {
         return found < limit;
     }
 
-    /** Writes outcomes of rows this pass handed out (others are ignored). */
+    /**
+     * Writes outcomes of rows this pass handed out (others, and a second outcome of a row, are ignored). A key with a
+     * failed or parked row is asked for no more in this pass.
+     */
     void write(Map<String, RelayOutcome> outcomes) throws SQLException {
         List<Long> sent = new ArrayList<>();
         Instant sentAt = null;
@@ -308,10 +322,13 @@ final class RelayPass implements OutboxRelayStore.Pass {
             int parks = 0;
             for (Map.Entry<String, RelayOutcome> e : outcomes.entrySet()) {
                 Long seq = seqs.get(e.getKey());
-                if (seq == null) {
-                    continue;
+                if (seq == null || !recorded.add(e.getKey())) {
+                    continue; // not this pass's row, or recorded already (a failure counts one attempt, once)
                 }
                 RelayOutcome o = e.getValue();
+                if (!(o instanceof RelayOutcome.Sent)) {
+                    held.remove(keyOf.get(e.getKey())); // a failed key: nothing more of it in this pass
+                }
                 if (o instanceof RelayOutcome.Sent s) {
                     sent.add(seq);
                     sentAt = sentAt == null || s.at().isAfter(sentAt) ? s.at() : sentAt;
@@ -348,17 +365,36 @@ final class RelayPass implements OutboxRelayStore.Pass {
         }
     }
 
-    /** From here until {@link #finish}, the connection is the worker's: asks and outcomes run there, in call order. */
+    /**
+     * From here until {@link #finish}, the connection is the worker's: asks and outcomes run there, in call order. A task
+     * that fails (an Error too: a hand-out of large bodies out of memory) is the pass's failure; the worker goes on, so
+     * that every ask after it is answered (with that failure) and the pass can end.
+     */
     void start(ExecutorService workers) {
         worker = workers.submit(() -> {
             while (true) {
-                Runnable task = tasks.take();
+                Task task = tasks.take();
                 if (task == END) {
                     return null;
                 }
-                task.run();
+                try {
+                    task.run();
+                } catch (Throwable t) {
+                    fail(t);
+                }
             }
         });
+    }
+
+    private void fail(Throwable t) {
+        if (failure == null) {
+            failure = t;
+        }
+    }
+
+    @Override
+    public boolean failed() {
+        return failure != null;
     }
 
     @Override
@@ -366,14 +402,20 @@ final class RelayPass implements OutboxRelayStore.Pass {
         List<String> asked = List.copyOf(keys);
         tasks.add(() -> {
             List<List<OutboxRow>> runs = null;
-            if (failure == null) {
-                try {
+            try {
+                if (failure == null) {
                     runs = handOut(asked, rows);
-                } catch (SQLException | RuntimeException e) {
-                    failure = e;
+                }
+            } catch (Throwable t) {
+                fail(t);
+            } finally {
+                Throwable f = failure;
+                try {
+                    answer.accept(f == null ? runs : null, f);
+                } catch (Throwable t) {
+                    fail(t); // the publisher's callback failed: the pass cannot trust what it knows
                 }
             }
-            answer.accept(runs, runs == null ? failure : null);
         });
     }
 
@@ -381,11 +423,7 @@ final class RelayPass implements OutboxRelayStore.Pass {
     public void record(Map<String, RelayOutcome> outcomes) {
         tasks.add(() -> { // the publisher hands the map over and never touches it again
             if (failure == null) {
-                try {
-                    write(outcomes);
-                } catch (SQLException | RuntimeException e) {
-                    failure = e;
-                }
+                write(outcomes);
             }
         });
     }
@@ -406,8 +444,8 @@ final class RelayPass implements OutboxRelayStore.Pass {
                     break;
                 } catch (InterruptedException e) {
                     interrupted = true;
-                } catch (ExecutionException e) {
-                    failure = failure != null ? failure : new SQLException("outbox pass worker failed", e.getCause());
+                } catch (ExecutionException e) { // cannot happen: the worker catches everything
+                    fail(e.getCause());
                     break;
                 }
             }
@@ -416,12 +454,18 @@ final class RelayPass implements OutboxRelayStore.Pass {
                 Thread.currentThread().interrupt();
             }
         }
-        Exception f = failure;
-        if (f instanceof SQLException s) {
-            throw s;
+        Throwable f = failure;
+        if (f instanceof SQLException e) {
+            throw e;
         }
-        if (f instanceof RuntimeException r) {
-            throw r;
+        if (f instanceof RuntimeException e) {
+            throw e;
+        }
+        if (f instanceof Error e) {
+            throw e;
+        }
+        if (f != null) {
+            throw new SQLException("outbox pass failed", f);
         }
     }
 }

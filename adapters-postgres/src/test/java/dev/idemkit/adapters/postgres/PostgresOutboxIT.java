@@ -85,6 +85,65 @@ class PostgresOutboxIT {
         assertThat(store.unsent(10).get(0).row().headers()).containsEntry("k", "k");
     }
 
+    /**
+     * In idemkit's unit of work the row is written with the commit (in its round trip when it is the only one): so
+     * while the effect runs the row is not there and its key's lock is free for other appenders; after the commit
+     * both rows are, in append order within a key.
+     */
+    @Test
+    void anAppendInTheUnitOfWorkIsWrittenWithTheCommitAndTakesItsKeysLockOnlyThen() throws Exception {
+        List<Boolean> lockFree = new java.util.ArrayList<>();
+        List<Long> visible = new java.util.ArrayList<>();
+        List<String> ids = pg.db().inTransaction(work -> {
+            String one = outbox.append(work, message("k", "one"));
+            try (var ps = work.connection().prepareStatement("SELECT count(*) FROM outbox_messages");
+                    var rs = ps.executeQuery()) {
+                rs.next();
+                visible.add(rs.getLong(1));
+            }
+            try (Connection other = pg.connection(); var ps = other.prepareStatement(
+                    "SELECT pg_try_advisory_xact_lock(?, hashtext(?))")) {
+                ps.setInt(1, PostgresOutbox.LOCK_SPACE);
+                ps.setString(2, "k");
+                try (var rs = ps.executeQuery()) {
+                    rs.next();
+                    lockFree.add(rs.getBoolean(1));
+                }
+                other.rollback();
+            }
+            String two = outbox.append(work, message("k", "two"));
+            String three = outbox.append(work, message("j", "three"));
+            return List.of(one, two, three);
+        });
+        assertThat(visible).as("not written while the effect runs").containsExactly(0L);
+        assertThat(lockFree).as("the key's append lock is not held while the effect runs").containsExactly(true);
+        assertThat(store.unsent(10)).extracting(e -> body(e.row())).containsExactlyInAnyOrder("one", "two", "three");
+        assertThat(ids).allSatisfy(id -> assertThat(store.find(id)).isPresent());
+        List<List<String>> runs = new java.util.ArrayList<>();
+        store.relay(10, java.time.Instant.now(), handed -> {
+            handed.forEach(run -> runs.add(run.stream().map(PostgresOutboxIT::body).toList()));
+            return Map.of();
+        });
+        assertThat(runs).as("within a key, append order").contains(List.of("one", "two"));
+    }
+
+    /** A row that cannot be written at the commit fails the commit: the effect is not kept either. */
+    @Test
+    void anAppendThatFailsAtTheCommitTakesTheEffectWithIt() {
+        assertThatThrownBy(() -> pg.db().inTransaction(work -> {
+            try (var ps = work.connection().prepareStatement("INSERT INTO outbox_it_effects VALUES ('effect')")) {
+                ps.executeUpdate();
+            }
+            outbox.append(work, message("k", "never"));
+            try (var ps = work.connection().prepareStatement("ALTER TABLE outbox_messages RENAME TO outbox_messages_away")) {
+                ps.executeUpdate(); // the row's insert at the commit finds no table
+            }
+            return null;
+        })).isInstanceOf(dev.idemkit.ports.out.StoreUnavailableException.class);
+        assertThat(pg.queryLong("SELECT count(*) FROM outbox_it_effects")).isZero();
+        assertThat(pg.queryLong("SELECT count(*) FROM outbox_messages")).as("the rename rolled back too").isZero();
+    }
+
     @Test
     void aCallerOwnedJdbcTransactionDecidesAndAnAutoCommitConnectionIsRefused() throws Exception {
         try (Connection c = pg.connection()) {

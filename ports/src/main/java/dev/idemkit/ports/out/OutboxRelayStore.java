@@ -57,6 +57,14 @@ public interface OutboxRelayStore {
          * nothing is committed before the pass ends. The map is handed over: the caller never changes it after.
          */
         void record(Map<String, RelayOutcome> outcomes);
+
+        /**
+         * Whether the store failed during this pass (an ask or a record): nothing of it will be recorded, and the
+         * publisher should write no more and wait for what it wrote.
+         */
+        default boolean failed() {
+            return false;
+        }
     }
 
     /** Publishes a pass that goes on while it publishes. */

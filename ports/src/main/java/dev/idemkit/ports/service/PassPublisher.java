@@ -94,59 +94,93 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
 
     @Override
     public void publish(List<List<OutboxRow>> first, OutboxRelayStore.Pass pass) {
-        add(first);
         boolean interrupted = false;
-        while (true) {
-            while (!stopped && active < parallelism && !ready.isEmpty()) {
-                KeyRun key = ready.poll();
-                active++;
-                inFlight += key.write();
+        try {
+            add(first);
+            while (true) {
+                if (!stopped && pass.failed()) {
+                    stopped = true; // a record failed: the pass will commit nothing; wait for what is in flight
+                }
+                while (!stopped && active < parallelism && !ready.isEmpty()) {
+                    KeyRun key = ready.poll();
+                    active++;
+                    inFlight += key.write();
+                }
+                if (!stopped && !asking && unwritten + inFlight <= handOut && (!lowKeys.isEmpty() || !newKeysDone)) {
+                    flush(pass);
+                    asking = true;
+                    askedKeys = List.copyOf(lowKeys.keySet());
+                    lowKeys.clear();
+                    pass.more(askedKeys, handOut, (runs, e) -> events.add(new Answer(runs, e)));
+                }
+                if (inFlight == 0 && !asking && (stopped || ready.isEmpty())) {
+                    break;
+                }
+                Object event;
+                try {
+                    event = events.take();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    stopped = true; // write no more; still wait for what was written and for an answer under way
+                    continue;
+                }
+                handle(event);
+                if (unrecorded.size() >= recordEvery) {
+                    flush(pass);
+                }
             }
-            if (!stopped && !asking && unwritten + inFlight <= handOut && (!lowKeys.isEmpty() || !newKeysDone)) {
-                flush(pass);
-                asking = true;
-                askedKeys = List.copyOf(lowKeys.keySet());
-                lowKeys.clear();
-                pass.more(askedKeys, handOut, (runs, e) -> events.add(new Answer(runs, e)));
+            flush(pass);
+        } catch (RuntimeException | Error e) {
+            // unforeseen (a failure step or a store that broke its contract): no publish of this pass may still be in
+            // flight once the store releases its keys, so wait for them before the failure goes on
+            stopped = true;
+            interrupted |= drain();
+            throw e;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
-            if (inFlight == 0 && !asking && (stopped || ready.isEmpty())) {
-                break;
+        }
+    }
+
+    private void handle(Object event) {
+        if (event instanceof Answer a) {
+            asking = false;
+            if (a.failure() != null) {
+                stopped = true; // the store failed: the pass records nothing; wait for what is in flight
+            } else {
+                answered(a.runs() == null ? List.of() : a.runs());
             }
-            Object event;
+            return;
+        }
+        Confirm c = (Confirm) event;
+        inFlight--;
+        KeyRun key = c.key();
+        key.answered(c);
+        if (!stopped) {
+            inFlight += key.write();
+        }
+        if (key.idle()) {
+            active--;
+        }
+    }
+
+    /** Waits for every publish in flight and an answer under way, writing nothing; returns whether interrupted. */
+    private boolean drain() {
+        boolean interrupted = false;
+        while (inFlight > 0 || asking) {
             try {
-                event = events.take();
+                Object event = events.take();
+                if (event instanceof Answer) {
+                    asking = false;
+                } else {
+                    inFlight--;
+                }
             } catch (InterruptedException e) {
                 interrupted = true;
-                stopped = true; // write no more; still wait for what was written and for an answer under way
-                continue;
-            }
-            if (event instanceof Answer a) {
-                asking = false;
-                if (a.failure() != null) {
-                    stopped = true; // the store failed: the pass records nothing; wait for what is in flight
-                } else {
-                    answered(a.runs());
-                }
-                continue;
-            }
-            Confirm c = (Confirm) event;
-            inFlight--;
-            KeyRun key = c.key();
-            key.answered(c);
-            if (!stopped) {
-                inFlight += key.write();
-            }
-            if (key.idle()) {
-                active--;
-            }
-            if (unrecorded.size() >= recordEvery) {
-                flush(pass);
             }
         }
-        flush(pass);
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        return interrupted;
     }
 
     private void flush(OutboxRelayStore.Pass pass) {
@@ -305,12 +339,14 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
                 if (failure != null) {
                     unrecorded.put(row.id(), failureStep.apply(row, failure));
                     recorded = Integer.MAX_VALUE; // nothing after the first failure
+                    rows.replaceAll(r -> null); // none of them goes out again in this pass
                     return;
                 }
                 if (!confirmed.get(recorded)) {
                     return; // not answered yet (cannot happen once nothing is in flight)
                 }
                 unrecorded.put(row.id(), new RelayOutcome.Sent(clock.now()));
+                rows.set(recorded, null); // answered and recorded: its body is not kept for the rest of the pass
                 recorded++;
             }
         }

@@ -85,7 +85,8 @@ class ContractSuitesBiteTest {
         assertThat(failedTests(BrokenKeyBlindOutboxSuite.class)).containsExactlyInAnyOrder(
                 "aKeyHeldByOneRelayIsNotHandedToAnother", "aPassThatGoesOnNeverHandsOutAKeyAnotherPassHoldsNorOneItHoldsAsNew",
                 // asked for more, it hands the keys its own pass holds out again as new ones
-                "aPassThatGoesOnHandsOutTheRowsCommittedMeanwhileForAKeyItHoldsAfterItsLastOneInOrder");
+                "aPassThatGoesOnHandsOutTheRowsCommittedMeanwhileForAKeyItHoldsAfterItsLastOneInOrder",
+                "aPassThatGoesOnHandsOutNoMoreThanItsBoundAndNothingMoreOfAKeyWhoseRowFailed");
     }
 
     @Test

@@ -170,6 +170,10 @@ public class InMemoryOutboxStore implements OutboxStore {
     private final class Pass implements OutboxRelayStore.Pass {
         final Map<String, Long> last = new HashMap<>();
         final Map<String, RelayOutcome> recorded = new HashMap<>();
+        /** The key of every row handed out, by id. */
+        final Map<String, String> keyOf = new HashMap<>();
+        /** Keys with a failed or parked row in this pass: asked for no more. */
+        final java.util.Set<String> stopped = new java.util.HashSet<>();
         final int max;
         final Instant now;
         int handed;
@@ -183,6 +187,7 @@ public class InMemoryOutboxStore implements OutboxStore {
         private void took(Map<String, List<OutboxRow>> runs) {
             runs.forEach((key, run) -> {
                 last.put(key, run.get(run.size() - 1).seq());
+                run.forEach(r -> keyOf.put(r.id(), key));
                 handed += run.size();
             });
         }
@@ -192,7 +197,8 @@ public class InMemoryOutboxStore implements OutboxStore {
             Map<String, List<OutboxRow>> out = new LinkedHashMap<>();
             synchronized (InMemoryOutboxStore.this) {
                 int budget = Math.min(wanted, max - handed);
-                List<String> going = keys.stream().filter(last::containsKey).distinct().toList();
+                List<String> going = keys.stream().filter(k -> last.containsKey(k) && !stopped.contains(k)).distinct()
+                        .toList();
                 int perKey = going.isEmpty() ? 0 : Math.max(1, budget / going.size());
                 int n = 0;
                 for (String key : going) {
@@ -226,7 +232,16 @@ public class InMemoryOutboxStore implements OutboxStore {
         @Override
         public void record(Map<String, RelayOutcome> outcomes) {
             synchronized (InMemoryOutboxStore.this) {
-                recorded.putAll(outcomes);
+                outcomes.forEach((id, o) -> {
+                    String key = keyOf.get(id);
+                    if (key == null || recorded.containsKey(id)) {
+                        return; // not this pass's row, or recorded already: ignored, as the database store does
+                    }
+                    recorded.put(id, o);
+                    if (!(o instanceof RelayOutcome.Sent)) {
+                        stopped.add(key);
+                    }
+                });
             }
         }
     }

@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
  * its own run low, in one pass and one commit; a key's failure ends that key's run; a store that fails mid-pass stops
  * the writing and records nothing; a store with only the batch form still relays, one batch a pass.
  */
+@org.junit.jupiter.api.Timeout(30)
 class OutboxRelayStreamingTest {
     private final InMemoryOutboxStore store = new InMemoryOutboxStore();
     private final PendingConfirmsTransport transport = new PendingConfirmsTransport();
@@ -137,13 +138,15 @@ class OutboxRelayStreamingTest {
             CompletableFuture<Integer> pass = CompletableFuture.supplyAsync(relay::relayOnce);
             List<String> written = answerAll(pass);
             assertThatThrownBy(() -> pass.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(StoreUnavailableException.class);
-            assertThat(written).as("the first hand-out only: nothing written after the failed ask")
-                    .containsExactly("a1", "a2");
+            // the ask comes as soon as a1 is written (the key runs low); a2 goes out only if a1's confirm came first
+            assertThat(written).as("the first hand-out at most: nothing written after the failed ask")
+                    .startsWith("a1").isSubsetOf("a1", "a2");
         }
         assertThat(ids).allSatisfy(id -> assertThat(state(id)).isEqualTo(OutboxEntry.State.PENDING));
         try (OutboxRelay relay = relay(store, 2)) {
             CompletableFuture<Integer> again = CompletableFuture.supplyAsync(relay::relayOnce);
-            assertThat(answerAll(again)).as("published again with the same ids, in order").startsWith("a1", "a2");
+            assertThat(answerAll(again)).as("published again with the same ids, in order")
+                    .containsExactly("a1", "a2", "a3", "a4", "a5", "a6");
         }
     }
 
