@@ -31,7 +31,8 @@ public final class JpaUnitOfWork implements UnitOfWork {
 
     /**
      * Statements that belong to this unit of work but need not run before its commit: the commit sends them. One alone
-     * goes in the commit's own round trip (the statement and {@code COMMIT} sent together), several run first.
+     * goes in the commit's own round trip (the statement and {@code COMMIT} sent together), several run first. A
+     * statement the effect runs after them ({@link #connection()}) has them written first.
      */
     interface AtCommit {
         /** Runs the statement alone (before a commit, or with others). */
@@ -79,7 +80,27 @@ public final class JpaUnitOfWork implements UnitOfWork {
         if (session != null && !rollbackOnly()) {
             session.flush();
         }
+        writePending();
         return connection;
+    }
+
+    /**
+     * Writes now what was waiting for the commit ({@link #atCommit}): before any statement the effect runs after an
+     * append (a savepoint and its rollback, a {@code SET LOCAL}, an append that is written at once), so that the row
+     * takes part in it in the order the effect made them. Only what comes after the effect's last statement goes
+     * with the commit.
+     */
+    void writePending() {
+        if (atCommit.isEmpty() || rollbackOnly) {
+            return;
+        }
+        java.util.List<AtCommit> all = java.util.List.copyOf(atCommit);
+        atCommit.clear();
+        try {
+            all.get(0).runAll(connection, all);
+        } catch (SQLException e) {
+            throw Sql.unavailable("outbox append", e);
+        }
     }
 
     /**

@@ -85,8 +85,9 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
      * trip when it is the only one (the statement and {@code COMMIT} go together), so an effect's transaction pays for
      * the append's work in the database but not for a round trip of its own (OutboxBenchmark case 1). Its key's lock is
      * taken and its seq drawn right before the commit, so within a key seq order is still commit order. The id is known
-     * at once. The row is never visible inside the unit of work itself, and a failure to write it fails the commit
-     * (nothing of the unit of work is kept).
+     * at once. A statement the effect runs after the append ({@link JpaUnitOfWork#connection()}), an {@link #appendAll}
+     * or a {@link #lockKeys} has it written first, in order. A failure to write it fails the unit of work (nothing of it
+     * is kept).
      */
     @Override
     public String append(JpaUnitOfWork work, OutboxMessage message) {
@@ -119,11 +120,16 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
 
         @Override
         public void runAll(Connection c, java.util.List<JpaUnitOfWork.AtCommit> all) throws SQLException {
-            java.util.List<String> keys = new java.util.ArrayList<>();
+            java.util.Set<String> keys = new java.util.TreeSet<>();
             for (JpaUnitOfWork.AtCommit a : all) {
-                keys.add(((AtCommit) a).message.orderingKey());
+                if (!(a instanceof AtCommit append)) {
+                    throw new IllegalStateException("not an outbox append: " + a.getClass().getName());
+                }
+                keys.add(append.message.orderingKey());
             }
-            lockAll(c, keys); // in lock order first, as appendAll does: two such commits never deadlock
+            if (keys.size() > 1) {
+                lockAll(c, keys); // in lock order first, as appendAll does: two such commits never deadlock
+            }
             for (JpaUnitOfWork.AtCommit a : all) {
                 a.run(c);
             }
@@ -139,6 +145,7 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
         if (orderingKeys.size() < 2) {
             return;
         }
+        work.writePending(); // an append made before keeps its place: written before the locks are taken
         try {
             lockAll(work.rawConnection(), orderingKeys);
         } catch (SQLException e) {
@@ -161,6 +168,7 @@ public final class PostgresOutbox implements Outbox<JpaUnitOfWork> {
     @Override
     public java.util.List<String> appendAll(JpaUnitOfWork work, java.util.List<OutboxMessage> messages) {
         Objects.requireNonNull(work, "work");
+        work.writePending(); // written at once (several keys' locks in lock order): an earlier append goes first
         try {
             return insertAll(work.rawConnection(), messages);
         } catch (SQLException e) {

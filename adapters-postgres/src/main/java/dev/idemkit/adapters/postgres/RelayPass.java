@@ -373,7 +373,14 @@ final class RelayPass implements OutboxRelayStore.Pass {
     void start(ExecutorService workers) {
         worker = workers.submit(() -> {
             while (true) {
-                Task task = tasks.take();
+                Task task;
+                try {
+                    task = tasks.take();
+                } catch (InterruptedException e) {
+                    // the pool is being shut down under a pass: serve it to its end all the same, every ask answered
+                    fail(e);
+                    continue;
+                }
                 if (task == END) {
                     return null;
                 }

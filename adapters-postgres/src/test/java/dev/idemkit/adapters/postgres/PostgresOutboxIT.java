@@ -87,44 +87,66 @@ class PostgresOutboxIT {
 
     /**
      * In idemkit's unit of work the row is written with the commit (in its round trip when it is the only one): so
-     * while the effect runs the row is not there and its key's lock is free for other appenders; after the commit
-     * both rows are, in append order within a key.
+     * while the effect runs its key's lock is free for other appenders; after the commit the rows are there, in append
+     * order within a key.
      */
     @Test
     void anAppendInTheUnitOfWorkIsWrittenWithTheCommitAndTakesItsKeysLockOnlyThen() throws Exception {
         List<Boolean> lockFree = new java.util.ArrayList<>();
-        List<Long> visible = new java.util.ArrayList<>();
         List<String> ids = pg.db().inTransaction(work -> {
             String one = outbox.append(work, message("k", "one"));
-            try (var ps = work.connection().prepareStatement("SELECT count(*) FROM outbox_messages");
-                    var rs = ps.executeQuery()) {
-                rs.next();
-                visible.add(rs.getLong(1));
-            }
-            try (Connection other = pg.connection(); var ps = other.prepareStatement(
-                    "SELECT pg_try_advisory_xact_lock(?, hashtext(?))")) {
-                ps.setInt(1, PostgresOutbox.LOCK_SPACE);
-                ps.setString(2, "k");
-                try (var rs = ps.executeQuery()) {
-                    rs.next();
-                    lockFree.add(rs.getBoolean(1));
-                }
-                other.rollback();
-            }
+            lockFree.add(tryLock("k"));
             String two = outbox.append(work, message("k", "two"));
             String three = outbox.append(work, message("j", "three"));
             return List.of(one, two, three);
         });
-        assertThat(visible).as("not written while the effect runs").containsExactly(0L);
         assertThat(lockFree).as("the key's append lock is not held while the effect runs").containsExactly(true);
         assertThat(store.unsent(10)).extracting(e -> body(e.row())).containsExactlyInAnyOrder("one", "two", "three");
         assertThat(ids).allSatisfy(id -> assertThat(store.find(id)).isPresent());
+        assertThat(runs()).as("within a key, append order").contains(List.of("one", "two"));
+    }
+
+    /**
+     * A statement the effect runs after an append has the row written first: rolled back to a savepoint taken before
+     * it, the row goes too; an append written at once after it ({@code appendAll}) comes after it in its key.
+     */
+    @Test
+    void aStatementAfterAnAppendHasItWrittenFirstSoASavepointAndTheKeysOrderHold() {
+        pg.db().inTransaction(work -> {
+            java.sql.Savepoint sp = work.connection().setSavepoint();
+            outbox.append(work, message("s", "undone"));
+            work.connection().rollback(sp);
+            outbox.append(work, message("k", "first"));
+            outbox.appendAll(work, List.of(message("k", "second"), message("j", "other")));
+            outbox.append(work, message("k", "third"));
+            return null;
+        });
+        assertThat(store.unsent(10)).extracting(e -> body(e.row())).containsExactlyInAnyOrder("first", "second", "other",
+                "third");
+        assertThat(runs()).contains(List.of("first", "second", "third"));
+    }
+
+    private static boolean tryLock(String key) throws java.sql.SQLException {
+        try (Connection other = pg.connection(); var ps = other.prepareStatement(
+                "SELECT pg_try_advisory_xact_lock(?, hashtext(?))")) {
+            ps.setInt(1, PostgresOutbox.LOCK_SPACE);
+            ps.setString(2, key);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            } finally {
+                other.rollback();
+            }
+        }
+    }
+
+    private List<List<String>> runs() {
         List<List<String>> runs = new java.util.ArrayList<>();
         store.relay(10, java.time.Instant.now(), handed -> {
             handed.forEach(run -> runs.add(run.stream().map(PostgresOutboxIT::body).toList()));
             return Map.of();
         });
-        assertThat(runs).as("within a key, append order").contains(List.of("one", "two"));
+        return runs;
     }
 
     /** A row that cannot be written at the commit fails the commit: the effect is not kept either. */
@@ -134,10 +156,10 @@ class PostgresOutboxIT {
             try (var ps = work.connection().prepareStatement("INSERT INTO outbox_it_effects VALUES ('effect')")) {
                 ps.executeUpdate();
             }
-            outbox.append(work, message("k", "never"));
             try (var ps = work.connection().prepareStatement("ALTER TABLE outbox_messages RENAME TO outbox_messages_away")) {
-                ps.executeUpdate(); // the row's insert at the commit finds no table
+                ps.executeUpdate(); // the row's insert at the commit will find no table
             }
+            outbox.append(work, message("k", "never")); // the effect's last step: written with the commit
             return null;
         })).isInstanceOf(dev.idemkit.ports.out.StoreUnavailableException.class);
         assertThat(pg.queryLong("SELECT count(*) FROM outbox_it_effects")).isZero();

@@ -30,7 +30,8 @@ import java.util.function.UnaryOperator;
  *
  * <p>Per ordering key oldest first, one row in flight at a time unless {@link Settings#keyWindow()} allows more (the
  * store hands out only heads of their keys and holds them); keys in parallel, all through the transport's pipelined
- * {@link MessageTransport#publishAsync}, written by the pass's own thread. A failed publish is retried with the retry policy's backoff; after its attempts, or at once for a
+ * {@link MessageTransport#publishAsync}, written by the pass's own thread ({@link PassPublisher}), which asks the store
+ * for more rows while it publishes, in the same pass. A failed publish is retried with the retry policy's backoff; after its attempts, or at once for a
  * non-retryable failure, the row is parked with the reason and blocks its key until an operator redrives it. While the
  * transport's {@link MessageTransport#health} is not {@code UP}, {@link #start()}'s loops take no rows (an outage would
  * otherwise use up every key head's attempts and park it). Between
@@ -88,14 +89,17 @@ public final class OutboxRelay implements AutoCloseable {
         }
 
         /**
-         * 1000 rows a pass, 256 keys in flight at once (they cost no thread: the pass's thread writes them all), one
-         * pass at a time, key window 1, a poll every second, 10 attempts with 1 s..60 s backoff.
+         * Hand-outs of 1000 rows and up to 10,000 rows a pass, 256 keys in flight at once (they cost no thread: the
+         * pass's thread writes them all), one pass at a time, key window 1, a poll every second, 10 attempts with
+         * 1 s..60 s backoff.
          *
-         * <p>Why 1000: a pass's statements and commit take about as much wall time as its publishing, one after the
-         * other, and fewer, longer passes spend less of it in the statements (OutboxBenchmark against 200, in
-         * adapters-postgres' README). A pass holds its rows' bodies in memory: with large bodies, take a smaller batch
-         * ({@link #withBatch}). More passes at once hide a distant broker's confirm latency; on one 2-core machine
-         * running the database and the broker too they gained nothing measurable (1 / 2 passes, same benchmark).
+         * <p>A pass asks the store for another hand-out while it publishes (a store that can: PostgreSQL), so its
+         * statements run beside the publishing; 10,000 rows a pass in all, then it commits. Why hand-outs of 1000: the
+         * store's statements per row cost less in longer ones, and a pass holds the bodies of the rows handed out and
+         * not yet recorded in memory, about two hand-outs: with large bodies, take a smaller batch ({@link
+         * #withBatch}). More passes at once hide a distant broker's confirm latency; on one 2-core machine running the
+         * database and the broker too they gained nothing measurable (1 / 2 passes, OutboxBenchmark in
+         * adapters-postgres' README).
          */
         public static Settings defaults() {
             return new Settings(1_000, 256, Duration.ofSeconds(1), RetryPolicy.defaults().withMaxAttempts(10), 1, 1, 10_000);

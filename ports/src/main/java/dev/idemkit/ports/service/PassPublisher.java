@@ -15,6 +15,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.UnaryOperator;
 
@@ -77,6 +78,8 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
     /** The store's answer to {@link OutboxRelayStore.Pass#more}. */
     private record Answer(List<List<OutboxRow>> runs, Throwable failure) {}
 
+    /** How long the pass waits for an event before it checks whether its store failed. */
+    private static final long WAIT_SLICE_MS = 100;
     private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
     private final Map<String, KeyRun> keys = new LinkedHashMap<>();
     private final ArrayDeque<KeyRun> ready = new ArrayDeque<>();
@@ -104,27 +107,36 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
                 while (!stopped && active < parallelism && !ready.isEmpty()) {
                     KeyRun key = ready.poll();
                     active++;
-                    inFlight += key.write();
+                    key.write();
                 }
                 if (!stopped && !asking && unwritten + inFlight <= handOut && (!lowKeys.isEmpty() || !newKeysDone)) {
                     flush(pass);
-                    asking = true;
                     askedKeys = List.copyOf(lowKeys.keySet());
                     lowKeys.clear();
-                    pass.more(askedKeys, handOut, (runs, e) -> events.add(new Answer(runs, e)));
+                    asking = true;
+                    try {
+                        pass.more(askedKeys, handOut, (runs, e) -> events.add(new Answer(runs, e)));
+                    } catch (RuntimeException | Error e) {
+                        asking = false; // no answer will come
+                        throw e;
+                    }
                 }
                 if (inFlight == 0 && !asking && (stopped || ready.isEmpty())) {
                     break;
                 }
                 Object event;
                 try {
-                    event = events.take();
+                    event = events.poll(WAIT_SLICE_MS, TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
                     interrupted = true;
                     stopped = true; // write no more; still wait for what was written and for an answer under way
                     continue;
                 }
-                handle(event);
+                if (event == null) {
+                    giveUpAnAnswerOfAFailedStore(pass);
+                    continue;
+                }
+                handle(event, pass);
                 if (unrecorded.size() >= recordEvery) {
                     flush(pass);
                 }
@@ -134,7 +146,7 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
             // unforeseen (a failure step or a store that broke its contract): no publish of this pass may still be in
             // flight once the store releases its keys, so wait for them before the failure goes on
             stopped = true;
-            interrupted |= drain();
+            interrupted |= drain(pass);
             throw e;
         } finally {
             if (interrupted) {
@@ -143,7 +155,18 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
         }
     }
 
-    private void handle(Object event) {
+    /**
+     * A store that failed may not be able to answer an ask (its answer could not be delivered): once it says it
+     * failed, the pass writes nothing more and stops waiting for that answer; confirms are still awaited.
+     */
+    private void giveUpAnAnswerOfAFailedStore(OutboxRelayStore.Pass pass) {
+        if (pass.failed()) {
+            stopped = true;
+            asking = false;
+        }
+    }
+
+    private void handle(Object event, OutboxRelayStore.Pass pass) {
         if (event instanceof Answer a) {
             asking = false;
             if (a.failure() != null) {
@@ -157,21 +180,29 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
         inFlight--;
         KeyRun key = c.key();
         key.answered(c);
+        if (!stopped && pass.failed()) {
+            stopped = true; // the pass will commit nothing: no further row goes out
+        }
         if (!stopped) {
-            inFlight += key.write();
+            key.write();
         }
         if (key.idle()) {
             active--;
         }
     }
 
-    /** Waits for every publish in flight and an answer under way, writing nothing; returns whether interrupted. */
-    private boolean drain() {
+    /**
+     * Waits for every publish in flight and an answer under way, writing nothing (an answer only while the store has
+     * not failed); returns whether interrupted.
+     */
+    private boolean drain(OutboxRelayStore.Pass pass) {
         boolean interrupted = false;
         while (inFlight > 0 || asking) {
             try {
-                Object event = events.take();
-                if (event instanceof Answer) {
+                Object event = events.poll(WAIT_SLICE_MS, TimeUnit.MILLISECONDS);
+                if (event == null) {
+                    giveUpAnAnswerOfAFailedStore(pass);
+                } else if (event instanceof Answer) {
                     asking = false;
                 } else {
                     inFlight--;
@@ -286,9 +317,8 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
             return inFlightHere == 0 && (failed || written == rows.size());
         }
 
-        /** Writes what the window allows; returns how many were written. */
-        int write() {
-            int n = 0;
+        /** Writes what the window allows, counting each publish in flight as it is written. */
+        void write() {
             while (!failed && written < rows.size() && inFlightHere < keyWindow) {
                 int index = written++;
                 unwritten--;
@@ -305,13 +335,12 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
                     f = CompletableFuture.failedFuture(e);
                 }
                 inFlightHere++;
-                n++;
+                inFlight++;
                 if (!closed && unwritten() <= lastAdded / 2) {
                     lowKeys.putIfAbsent(key, this);
                 }
                 f.whenComplete((ok, e) -> events.add(new Confirm(this, index, e == null ? null : unwrap(e))));
             }
-            return n;
         }
 
         void answered(Confirm c) {
@@ -326,12 +355,13 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
                     lowKeys.remove(key);
                 }
             }
-            if (inFlightHere == 0) {
-                record();
-            }
+            record(); // the confirmed prefix, as far as it goes: its bodies are released as it grows
         }
 
-        /** Once nothing of the key is in flight: sent up to the first failure, that one failed, the rest untouched. */
+        /**
+         * In row order, as far as the answers go: sent up to the first failure, that one failed, the rest untouched (a
+         * row is recorded only once every row before it was answered).
+         */
         private void record() {
             while (recorded < written) {
                 OutboxRow row = rows.get(recorded);
@@ -343,7 +373,7 @@ final class PassPublisher implements OutboxRelayStore.StreamingPublisher {
                     return;
                 }
                 if (!confirmed.get(recorded)) {
-                    return; // not answered yet (cannot happen once nothing is in flight)
+                    return; // not answered yet: what follows waits for it
                 }
                 unrecorded.put(row.id(), new RelayOutcome.Sent(clock.now()));
                 rows.set(recorded, null); // answered and recorded: its body is not kept for the rest of the pass

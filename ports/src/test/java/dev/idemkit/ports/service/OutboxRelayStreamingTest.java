@@ -71,6 +71,20 @@ class OutboxRelayStreamingTest {
         return written;
     }
 
+    /** The in-memory store, its pass seen through {@code wrap}, failing as a store whose commit fails at the end. */
+    private OutboxRelayStore failingWith(java.util.function.UnaryOperator<OutboxRelayStore.Pass> wrap) {
+        return new ForwardingOutboxStore(store) {
+            @Override
+            public int relay(int first, int max, Instant at, StreamingPublisher publisher) {
+                delegate().relay(first, max, at, (runs, pass) -> {
+                    publisher.publish(runs, wrap.apply(pass));
+                    throw new StoreUnavailableException("connection lost", null); // as the store's commit would
+                });
+                return 0;
+            }
+        };
+    }
+
     @Test
     void onePassAsksForMoreWhileItPublishesAndRelaysAKeysWholeBacklogInOrder() throws Exception {
         List<String> ids = new ArrayList<>();
@@ -113,27 +127,17 @@ class OutboxRelayStreamingTest {
         for (int i = 1; i <= 6; i++) {
             ids.add(append("a", "a" + i));
         }
-        OutboxRelayStore failing = new ForwardingOutboxStore(store) {
+        OutboxRelayStore failing = failingWith(pass -> new OutboxRelayStore.Pass() {
             @Override
-            public int relay(int first, int max, Instant at, StreamingPublisher publisher) {
-                delegate().relay(first, max, at, (runs, pass) -> {
-                    publisher.publish(runs, new Pass() {
-                        @Override
-                        public void more(Collection<String> keys, int rows,
-                                BiConsumer<List<List<OutboxRow>>, Throwable> answer) {
-                            answer.accept(null, new IllegalStateException("connection lost"));
-                        }
-
-                        @Override
-                        public void record(Map<String, RelayOutcome> outcomes) {
-                            pass.record(outcomes);
-                        }
-                    });
-                    throw new StoreUnavailableException("connection lost", null); // as the store's commit would
-                });
-                return 0;
+            public void more(Collection<String> keys, int rows, BiConsumer<List<List<OutboxRow>>, Throwable> answer) {
+                answer.accept(null, new IllegalStateException("connection lost"));
             }
-        };
+
+            @Override
+            public void record(Map<String, RelayOutcome> outcomes) {
+                pass.record(outcomes);
+            }
+        });
         try (OutboxRelay relay = relay(failing, 2)) {
             CompletableFuture<Integer> pass = CompletableFuture.supplyAsync(relay::relayOnce);
             List<String> written = answerAll(pass);
@@ -147,6 +151,35 @@ class OutboxRelayStreamingTest {
             CompletableFuture<Integer> again = CompletableFuture.supplyAsync(relay::relayOnce);
             assertThat(answerAll(again)).as("published again with the same ids, in order")
                     .containsExactly("a1", "a2", "a3", "a4", "a5", "a6");
+        }
+    }
+
+    /** A store that failed and cannot deliver its answer (a worker out of memory): the pass ends all the same. */
+    @Test
+    void aPassWhoseStoreFailedWithoutAnsweringStillEndsOnceItsPublishesAreAnswered() throws Exception {
+        for (int i = 1; i <= 4; i++) {
+            append("a", "a" + i);
+        }
+        java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
+        OutboxRelayStore silent = failingWith(pass -> new OutboxRelayStore.Pass() {
+            @Override
+            public void more(Collection<String> keys, int rows, BiConsumer<List<List<OutboxRow>>, Throwable> answer) {
+                failed.set(true); // and the answer is lost
+            }
+
+            @Override
+            public void record(Map<String, RelayOutcome> outcomes) {}
+
+            @Override
+            public boolean failed() {
+                return failed.get();
+            }
+        });
+        try (OutboxRelay relay = relay(silent, 2)) {
+            CompletableFuture<Integer> pass = CompletableFuture.supplyAsync(relay::relayOnce);
+            List<String> written = answerAll(pass);
+            assertThatThrownBy(() -> pass.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(StoreUnavailableException.class);
+            assertThat(written).startsWith("a1").isSubsetOf("a1", "a2");
         }
     }
 
