@@ -245,6 +245,9 @@ final class OutboxCrashHarness implements AutoCloseable {
         p.put("idemkit.crash.hit", Integer.toString(hit));
         // the pipelined point runs several rows of a key in flight (the others, and the draining relay, the default 1)
         p.put("idemkit.crash.keyWindow", point == CrashPoint.OUTBOX_PIPELINE_IN_FLIGHT ? "4" : "1");
+        // hand-outs of 4 (a pass asks for more several times while it publishes), but of 20 for the pipelined point,
+        // which needs 3 rows of one key in a run (with 4, a key gets about one row per hand-out: 12 of 20 kills landed)
+        p.put("idemkit.crash.batch", point == CrashPoint.OUTBOX_PIPELINE_IN_FLIGHT ? "20" : "4");
         p.put("idemkit.crash.connection", "idemkit-it-outbox-crash-" + tag + "-" + run);
         return CrashJvms.start(OutboxRelayChild.class.getName(), p, Map.of(),
                 "outbox-" + (point == null ? "none" : point) + "-" + tag + "-" + run + "-" + name);

@@ -50,8 +50,9 @@ public final class OutboxRelayChild {
         // through the tracing decorator, as serve wires its relay (Assembly.outboxRelay, no tracing configured)
         OutboxRelay relay = new OutboxRelay(relayed, new Probed(dev.idemkit.app.tracing.Tracing.none().publishing(rabbit)),
                 UnaryOperator.identity(),
-                // hand-outs of 4: a pass asks for more several times while it publishes (docs/ARCHITECTURE.md s.9)
-                OutboxRelay.Settings.defaults().withBatch(4).withParallelism(4).withPollInterval(Duration.ofMillis(200))
+                // hand-outs of idemkit.crash.batch: a pass asks for more while it publishes (docs/ARCHITECTURE.md s.9)
+                OutboxRelay.Settings.defaults().withBatch(Integer.getInteger("idemkit.crash.batch", 4)).withParallelism(4)
+                        .withPollInterval(Duration.ofMillis(200))
                         .withKeyWindow(Integer.getInteger("idemkit.crash.keyWindow", 1))
                         .withRetryPolicy(RetryPolicy.defaults().withMaxAttempts(50)), () -> {
                     synchronized (random) {
