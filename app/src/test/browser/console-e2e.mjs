@@ -17,6 +17,17 @@ const redriveIds = env('REDRIVE_IDS').split(',');
 const groupType = env('GROUP_TYPE');
 // a table's rows as arrays of their cells' text
 const cells = (page, table) => page.$$eval(table + ' tbody tr', rows => rows.map(r => [...r.cells].map(c => c.textContent)));
+// the same once the table holds rows: the page refills a table on every refresh, and a read between its clearing and
+// its filling saw none (a .ci/run read an empty groups table); a bounded wait, 10 s
+const filledCells = async (page, table) => {
+  const end = Date.now() + 10000;
+  let rows = await cells(page, table);
+  while (rows.length === 0 && Date.now() < end) {
+    await page.waitForTimeout(50);
+    rows = await cells(page, table);
+  }
+  return rows;
+};
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -39,7 +50,7 @@ try {
   // the queue overview (depth, alert, oldest) and the failure groups of the selected queue
   await page.locator('#groups tbody tr').first().waitFor();
   seen.overview = await cells(page, '#overview');
-  seen.groupsBefore = await cells(page, '#groups');
+  seen.groupsBefore = await filledCells(page, '#groups');
 
   // filter by reason: nothing matches, then everything again
   await page.fill('#reason-filter', 'no such reason');
