@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * then the channel is closed, which returns every one of them unacknowledged; RabbitMQ puts requeued
  * messages back at their original position in a classic queue, so the order survives. While a read
  * is running those messages are invisible to other readers of the DLQ, and afterwards they carry the
- * redelivered flag. Reads and redrives of one instance are serialised.
+ * redelivered flag. Reads, redrives and depths of one instance are serialised.
  *
  * <p>Redrive: the chosen message is republished to {@code Q} (whatever its headers claim) with a fresh attempt count and
  * the approval headers ({@code x-idemkit-redrive-approved-by}, {@code -reason}, {@code -approved-at}),
@@ -60,9 +60,16 @@ public final class RabbitDeadLetterQueue implements DeadLetterQueue {
         return Optional.empty();
     }
 
+    /**
+     * Messages ready in {@code Q.dlq}, never taken in the middle of this instance's read: a read holds the messages it
+     * has taken unacknowledged, and a depth read beside it counted fewer (down to 0 of 30), which turned the console's
+     * alert off and on while a page refreshed. Another process reading the same queue can still lower it for a moment.
+     */
     @Override
     public long depth(String queue) {
-        return countReady(RabbitTopology.deadLetterQueue(queue));
+        synchronized (oneReadAtATime) {
+            return countReady(RabbitTopology.deadLetterQueue(queue));
+        }
     }
 
     @Override
