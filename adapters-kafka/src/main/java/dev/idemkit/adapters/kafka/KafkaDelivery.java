@@ -21,10 +21,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One record handed to a handler. Settling marks its offset settled, so that the partition's commit can pass it;
- * a retry or a dead letter first writes the copy (retry topic or dead-letter topic) and waits for the broker's
- * ack, so a crash in between leaves the record uncommitted (redelivered, absorbed by the inbox), never lost. When
- * the copy cannot be written, the partition is rewound to the record and it comes back after a pause.
+ * One record handed to a handler, from a consumer group's partition ({@link KafkaSubscription}) or a share group
+ * ({@link KafkaShareSubscription}). A retry or a dead letter first writes the copy (retry topic or dead-letter topic)
+ * and waits for the broker's ack, and only then tells its {@link Settle} the outcome, so a crash in between leaves the
+ * record unsettled (delivered again, absorbed by the inbox), never lost. When the copy cannot be written, the record is
+ * given back (a partition rewound to it; a share group's record released) and comes again.
  */
 final class KafkaDelivery implements Delivery {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaDelivery.class);
@@ -36,8 +37,35 @@ final class KafkaDelivery implements Delivery {
     /** How long a record whose copy could not be written waits before it is fetched again. */
     static final Duration REWIND_PAUSE = Duration.ofSeconds(1);
 
-    private final KafkaSubscription subscription;
-    private final PartitionLedger partition;
+    /** Where a delivery comes from: its work topic, the settings, and how a copy is written. */
+    interface Source {
+        String topic();
+
+        KafkaSettings settings();
+
+        /** Writes a copy and waits for the broker's ack. */
+        void send(ProducerRecord<byte[], byte[]> record);
+    }
+
+    /** What a settled delivery turned into. */
+    enum Outcome {
+        ACKED, RETRIED, DEAD_LETTERED
+    }
+
+    /**
+     * Where a delivery's outcome goes: a consumer group's partition ledger, whose commit may then pass the record, or a
+     * share group's acknowledgement.
+     */
+    interface Settle {
+        /** The delivery is settled; a retry or dead-letter copy is already acked by the broker. */
+        void settled(KafkaDelivery delivery, Outcome outcome);
+
+        /** The delivery was not settled and is given back: the record comes again, after {@code pause} at least. */
+        void giveBack(KafkaDelivery delivery, Duration pause);
+    }
+
+    private final Source subscription;
+    private final Settle settle;
     private final ConsumerRecord<byte[], byte[]> record;
     private final Message message;
     private final List<AttemptRecord> history;
@@ -45,10 +73,9 @@ final class KafkaDelivery implements Delivery {
     private final AtomicInteger state = new AtomicInteger(OPEN);
     private final long handedOutNanos = System.nanoTime();
 
-    KafkaDelivery(KafkaSubscription subscription, PartitionLedger partition,
-            ConsumerRecord<byte[], byte[]> record, boolean fromRetryTopic) {
+    KafkaDelivery(Source subscription, Settle settle, ConsumerRecord<byte[], byte[]> record, boolean fromRetryTopic) {
         this.subscription = subscription;
-        this.partition = partition;
+        this.settle = settle;
         this.record = record;
         String topic = subscription.topic();
         List<AttemptRecord> h = List.of();
@@ -87,16 +114,28 @@ final class KafkaDelivery implements Delivery {
         return history;
     }
 
-    /** Kafka has no redelivered flag: a record fetched again after a restart looks new. */
+    /**
+     * A retry copy, or a share group's record the broker delivered before. A consumer group has no redelivered flag: a
+     * record fetched again after a restart looks new there.
+     */
     @Override
     public boolean redelivered() {
-        return !history.isEmpty();
+        return !history.isEmpty() || deliveryCount() > 1;
+    }
+
+    /** How many times a share group delivered this record (this time included); 1 for a consumer group's. */
+    int deliveryCount() {
+        return record.deliveryCount().map(Short::intValue).orElse(1);
+    }
+
+    ConsumerRecord<byte[], byte[]> record() {
+        return record;
     }
 
     @Override
     public void ack() {
         if (begin()) {
-            done();
+            done(Outcome.ACKED);
         }
     }
 
@@ -124,14 +163,14 @@ final class KafkaDelivery implements Delivery {
                 // the broker will never take this copy: retrying the write forever would pin the partition
                 writeDeadLetter("its retry copy could not be written (attempt " + failed.number() + " failed: "
                         + failed.error() + "): " + rootMessage(e), AttemptHistory.append(history, failed));
-                done();
+                done(Outcome.DEAD_LETTERED);
                 return;
             }
         } catch (RuntimeException e) {
             giveBack();
             throw e;
         }
-        done();
+        done(Outcome.RETRIED);
     }
 
     @Override
@@ -145,7 +184,7 @@ final class KafkaDelivery implements Delivery {
             giveBack();
             throw e;
         }
-        done();
+        done(Outcome.DEAD_LETTERED);
     }
 
     /**
@@ -215,14 +254,14 @@ final class KafkaDelivery implements Delivery {
     }
 
     /**
-     * Gives the record back unless a settle is under way or done: its partition is rewound to it and it is fetched
-     * and handed out again after a pause. A settle called afterwards changes nothing.
+     * Gives the record back unless a settle is under way or done: it is handed out again (a partition rewound to it,
+     * after a pause; a share group's record released). A settle called afterwards changes nothing.
      *
      * @return whether it was given back now
      */
     boolean abandon() {
         if (state.compareAndSet(OPEN, ABANDONED)) {
-            subscription.rewind(this, partition, record.offset(), REWIND_PAUSE);
+            settle.giveBack(this, REWIND_PAUSE);
             return true;
         }
         return false;
@@ -257,9 +296,9 @@ final class KafkaDelivery implements Delivery {
         throw new IllegalStateException("delivery of " + describe() + " was already settled");
     }
 
-    private void done() {
+    private void done(Outcome outcome) {
         state.set(SETTLED);
-        subscription.settled(this, partition, record.offset());
+        settle.settled(this, outcome);
     }
 
     private String describe() {

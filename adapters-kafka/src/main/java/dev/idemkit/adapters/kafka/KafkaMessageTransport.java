@@ -35,7 +35,8 @@ public final class KafkaMessageTransport implements MessageTransport {
     private final KafkaProducer<byte[], byte[]> producer;
     private final KafkaTopics topics;
     private final KafkaDeadLetterQueue deadLetters;
-    private final List<KafkaSubscription> subscriptions = new CopyOnWriteArrayList<>();
+    private final KafkaShareGroups shareGroups;
+    private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
 
     public KafkaMessageTransport(KafkaSettings settings) {
         this.settings = settings;
@@ -47,6 +48,7 @@ public final class KafkaMessageTransport implements MessageTransport {
                 new ByteArraySerializer());
         this.topics = new KafkaTopics(admin, settings);
         this.deadLetters = new KafkaDeadLetterQueue(settings, topics, producer);
+        this.shareGroups = new KafkaShareGroups(admin);
     }
 
     /** The producer idemkit ships: idempotent, {@code acks=all}; public so that a benchmark measures this one. */
@@ -121,12 +123,26 @@ public final class KafkaMessageTransport implements MessageTransport {
         return deadLetters;
     }
 
+    /**
+     * A consumer of {@code queue} in its consumer group, or, with {@link KafkaSettings.Consumption#SHARE}, in its share
+     * group (prepared first: it starts at the earliest record and reads committed records only) with the retry topics
+     * in the consumer group.
+     */
     @Override
     public Subscription subscribe(String queue, DeliveryHandler handler) {
         topics.ensure(queue);
-        KafkaSubscription[] self = new KafkaSubscription[1];
-        KafkaSubscription s = new KafkaSubscription(queue, settings, handler, producer,
-                () -> subscriptions.remove(self[0]));
+        Subscription[] self = new Subscription[1];
+        Runnable onClosed = () -> subscriptions.remove(self[0]);
+        if (settings.consumption() == KafkaSettings.Consumption.SHARE) {
+            int limit = shareGroups.prepare(settings.shareGroup(queue));
+            KafkaShareSubscription s = new KafkaShareSubscription(queue, settings, handler, producer, limit,
+                    new KafkaSubscription(queue, settings, handler, producer, () -> { }, false), onClosed);
+            self[0] = s;
+            subscriptions.add(s);
+            s.start();
+            return s;
+        }
+        KafkaSubscription s = new KafkaSubscription(queue, settings, handler, producer, onClosed);
         self[0] = s;
         subscriptions.add(s);
         s.start();
@@ -180,9 +196,12 @@ public final class KafkaMessageTransport implements MessageTransport {
         topics.ensure(queue);
     }
 
-    /** Deletes a work topic with its retry and dead-letter topics (tests, tear-down). */
+    /** Deletes a work topic with its retry and dead-letter topics, and its share group if it has one (tests, tear-down). */
     public void deleteTopics(String queue) {
         topics.delete(queue);
+        if (settings.consumption() == KafkaSettings.Consumption.SHARE) {
+            shareGroups.delete(settings.shareGroup(queue));
+        }
     }
 
     static void sendAndWait(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> record,
@@ -204,7 +223,7 @@ public final class KafkaMessageTransport implements MessageTransport {
 
     @Override
     public void close() {
-        subscriptions.forEach(KafkaSubscription::close);
+        subscriptions.forEach(Subscription::close);
         deadLetters.close();
         producer.close(Duration.ofSeconds(5));
         admin.close(Duration.ofSeconds(5));

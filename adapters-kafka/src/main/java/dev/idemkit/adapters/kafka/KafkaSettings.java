@@ -28,11 +28,25 @@ import java.util.Objects;
  *     out again; Kafka has no visibility timeout, so without this a handler that forgets one record would pin its
  *     partition's commit for good)
  * @param clientProperties passed to every client (security, TLS, client.id, ...); idemkit's own settings win
+ * @param consumption how a work topic is consumed: {@link Consumption#GROUP} (a consumer group, partitions in order,
+ *     the default) or {@link Consumption#SHARE} (a share group: queue semantics, any number of consumers per partition,
+ *     no order)
  */
 public record KafkaSettings(String bootstrapServers, String groupPrefix, int partitions, short replicationFactor,
         int concurrency, List<Duration> retryBuckets, int maxQueuedPerPartition, Duration commitInterval,
         Duration sessionTimeout, Duration sendTimeout, Duration closeGrace, Duration settleTimeout,
-        Map<String, String> clientProperties) {
+        Map<String, String> clientProperties, Consumption consumption) {
+
+    /** How a subscription consumes its work topic (its retry topics are always consumed by the consumer group). */
+    public enum Consumption {
+        /** The consumer group {@link #group}: a partition to one consumer, in order; commit after settle. */
+        GROUP,
+        /**
+         * The share group {@link #shareGroup} (KIP-932): records acquired one by one, by any number of consumers, in no
+         * order; each acknowledged after its settle.
+         */
+        SHARE
+    }
 
     public static final List<Duration> DEFAULT_BUCKETS = List.of(Duration.ofSeconds(1), Duration.ofSeconds(5),
             Duration.ofSeconds(30), Duration.ofMinutes(2), Duration.ofMinutes(10));
@@ -71,62 +85,81 @@ public record KafkaSettings(String bootstrapServers, String groupPrefix, int par
         Objects.requireNonNull(closeGrace, "closeGrace");
         requirePositive("settleTimeout", settleTimeout);
         clientProperties = Map.copyOf(Objects.requireNonNull(clientProperties, "clientProperties"));
+        Objects.requireNonNull(consumption, "consumption");
     }
 
     /** Defaults for a broker at {@code bootstrapServers}. */
     public static KafkaSettings defaults(String bootstrapServers) {
         return new KafkaSettings(bootstrapServers, "idemkit", 3, (short) 1, 8, DEFAULT_BUCKETS, 10_000,
                 Duration.ofMillis(200), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(10),
-                Duration.ofMinutes(5), Map.of());
+                Duration.ofMinutes(5), Map.of(), Consumption.GROUP);
     }
 
     public KafkaSettings withGroupPrefix(String prefix) {
         return new KafkaSettings(bootstrapServers, prefix, partitions, replicationFactor, concurrency, retryBuckets,
-                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout, clientProperties);
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
+                clientProperties, consumption);
     }
 
     public KafkaSettings withPartitions(int n) {
         return new KafkaSettings(bootstrapServers, groupPrefix, n, replicationFactor, concurrency, retryBuckets,
-                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout, clientProperties);
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
+                clientProperties, consumption);
     }
 
     public KafkaSettings withConcurrency(int n) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, n, retryBuckets,
-                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout, clientProperties);
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
+                clientProperties, consumption);
     }
 
     public KafkaSettings withRetryBuckets(List<Duration> buckets) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency, buckets,
-                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout, clientProperties);
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
+                clientProperties, consumption);
     }
 
     public KafkaSettings withCloseGrace(Duration grace) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
                 retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, grace, settleTimeout,
-                clientProperties);
+                clientProperties, consumption);
     }
 
     public KafkaSettings withSessionTimeout(Duration timeout) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
                 retryBuckets, maxQueuedPerPartition, commitInterval, timeout, sendTimeout, closeGrace, settleTimeout,
-                clientProperties);
+                clientProperties, consumption);
     }
 
     public KafkaSettings withSettleTimeout(Duration timeout) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
                 retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, timeout,
-                clientProperties);
+                clientProperties, consumption);
     }
 
     public KafkaSettings withClientProperties(Map<String, String> properties) {
         return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
                 retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
-                properties);
+                properties, consumption);
     }
 
-    /** The consumer group of a work topic. */
+    public KafkaSettings withConsumption(Consumption how) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, partitions, replicationFactor, concurrency,
+                retryBuckets, maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
+                clientProperties, how);
+    }
+
+    /** The consumer group of a work topic (in share consumption: of its retry topics). */
     public String group(String topic) {
         return groupPrefix + "." + topic;
+    }
+
+    /**
+     * The share group of a work topic: a group id names one kind of group only, so it is not the consumer group's
+     * (which consumes the topic's retry topics).
+     */
+    public String shareGroup(String topic) {
+        return group(topic) + ".share";
     }
 
     private static void requirePositive(String name, Duration d) {

@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * is not due yet pauses that partition until it is (other partitions, and the work topic, keep flowing). A
  * partition that holds too many fetched records is paused until its handler catches up.
  */
-final class KafkaSubscription implements Subscription {
+final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaSubscription.class);
     private static final AtomicInteger SEQ = new AtomicInteger();
     private static final int DRAIN_TURN = 64;
@@ -68,10 +68,19 @@ final class KafkaSubscription implements Subscription {
     private final Set<KafkaDelivery> handedOut = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Runnable onClosed;
+    /** Whether this subscription consumes the work topic too, or only its retry topics (beside a share group's). */
+    private final boolean workTopic;
     private volatile boolean closing;
 
     KafkaSubscription(String topic, KafkaSettings settings, DeliveryHandler handler,
             KafkaProducer<byte[], byte[]> producer, Runnable onClosed) {
+        this(topic, settings, handler, producer, onClosed, true);
+    }
+
+    /** @param workTopic false: the retry topics only, for a {@link KafkaShareSubscription} of the work topic */
+    KafkaSubscription(String topic, KafkaSettings settings, DeliveryHandler handler,
+            KafkaProducer<byte[], byte[]> producer, Runnable onClosed, boolean workTopic) {
+        this.workTopic = workTopic;
         this.topic = topic;
         this.settings = settings;
         this.handler = handler;
@@ -114,11 +123,13 @@ final class KafkaSubscription implements Subscription {
         return p;
     }
 
-    String topic() {
+    @Override
+    public String topic() {
         return topic;
     }
 
-    KafkaSettings settings() {
+    @Override
+    public KafkaSettings settings() {
         return settings;
     }
 
@@ -126,8 +137,8 @@ final class KafkaSubscription implements Subscription {
         pollThread.start();
     }
 
-    /** Writes a copy and waits for the broker's ack. */
-    void send(ProducerRecord<byte[], byte[]> record) {
+    @Override
+    public void send(ProducerRecord<byte[], byte[]> record) {
         KafkaMessageTransport.sendAndWait(producer, record, settings.sendTimeout());
     }
 
@@ -186,7 +197,9 @@ final class KafkaSubscription implements Subscription {
             // the work topic and its configured retry topics, by name: a pattern subscription matched nothing until
             // the consumer's next metadata refresh (up to 5 min) when the topics had just been created (CI saw it)
             List<String> topics = new ArrayList<>();
-            topics.add(topic);
+            if (workTopic) {
+                topics.add(topic);
+            }
             settings.retryBuckets().forEach(b -> topics.add(KafkaTopics.retryTopic(topic, b)));
             long nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
             long nextLeaseCheck = System.currentTimeMillis() + 1000;
@@ -288,7 +301,17 @@ final class KafkaSubscription implements Subscription {
     }
 
     private void dispatch(PartitionLedger ledger, ConsumerRecord<byte[], byte[]> r) {
-        KafkaDelivery delivery = new KafkaDelivery(this, ledger, r, ledger.retryTopic());
+        KafkaDelivery delivery = new KafkaDelivery(this, new KafkaDelivery.Settle() {
+            @Override
+            public void settled(KafkaDelivery d, KafkaDelivery.Outcome outcome) {
+                KafkaSubscription.this.settled(d, ledger, r.offset());
+            }
+
+            @Override
+            public void giveBack(KafkaDelivery d, Duration pause) {
+                rewind(d, ledger, r.offset(), pause);
+            }
+        }, r, ledger.retryTopic());
         handedOut.add(delivery);
         try {
             handler.onDelivery(delivery);

@@ -118,6 +118,13 @@ public final class KafkaBroker implements AutoCloseable {
                 "transaction.state.log.num.partitions=5",
                 "share.coordinator.state.topic.replication.factor=1",
                 "share.coordinator.state.topic.min.isr=1",
+                // a floor only (the default lock stays 30 s): a test may give its share group a lock of a second or two
+                "group.share.min.record.lock.duration.ms=1000",
+                // a share consumer gets its assignment on a heartbeat: 5 s by default, most of a short test's time
+                "group.share.min.heartbeat.interval.ms=500",
+                "group.share.heartbeat.interval.ms=500",
+                "group.share.min.session.timeout.ms=6000",
+                "group.share.session.timeout.ms=6000",
                 "group.initial.rebalance.delay.ms=0",
                 "group.consumer.min.session.timeout.ms=2000",
                 "group.min.session.timeout.ms=2000",

@@ -1,0 +1,96 @@
+package dev.idemkit.adapters.kafka;
+
+import dev.idemkit.ports.out.TransportException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
+
+/**
+ * The group configuration a share group needs before its first consumer joins, set through the admin client:
+ * <ul>
+ *   <li>{@code share.auto.offset.reset=earliest}: a share group starts at the end of its topic by default, so records
+ *       published before its first consumer joined would never be delivered;
+ *   <li>{@code share.isolation.level=read_committed}: records of aborted transactions are never handed over, as in a
+ *       consumer group;
+ * </ul>
+ * and the delivery-count limit the broker applies to the group ({@code share.delivery.count.limit}, else the broker's
+ * {@code group.share.delivery.count.limit}, 5 by default), which {@link KafkaShareSubscription} needs to dead-letter a
+ * record on its last delivery instead of letting the broker archive it unseen.
+ */
+final class KafkaShareGroups {
+    static final String AUTO_OFFSET_RESET = "share.auto.offset.reset";
+    static final String ISOLATION_LEVEL = "share.isolation.level";
+    static final String DELIVERY_COUNT_LIMIT = "share.delivery.count.limit";
+    private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Admin admin;
+
+    KafkaShareGroups(Admin admin) {
+        this.admin = admin;
+    }
+
+    /**
+     * Sets the group's start and isolation (idempotently; the start applies when the group is first initialised) and
+     * returns its delivery-count limit.
+     */
+    int prepare(String group) {
+        ConfigResource r = new ConfigResource(ConfigResource.Type.GROUP, group);
+        List<AlterConfigOp> ops = List.of(
+                new AlterConfigOp(new ConfigEntry(AUTO_OFFSET_RESET, "earliest"), AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry(ISOLATION_LEVEL, "read_committed"), AlterConfigOp.OpType.SET));
+        await(admin.incrementalAlterConfigs(Map.of(r, ops)).all(), "configure share group " + group);
+        return deliveryCountLimit(group);
+    }
+
+    /** The delivery-count limit in force for {@code group}, as the broker reports it. */
+    int deliveryCountLimit(String group) {
+        ConfigResource r = new ConfigResource(ConfigResource.Type.GROUP, group);
+        Config config = await(admin.describeConfigs(List.of(r)).all(), "read the configuration of share group "
+                + group).get(r);
+        ConfigEntry e = config == null ? null : config.get(DELIVERY_COUNT_LIMIT);
+        if (e == null || e.value() == null) {
+            throw new TransportException("the broker did not report " + DELIVERY_COUNT_LIMIT + " for share group " + group
+                    + " (a broker older than Kafka 4.2 has no share groups)");
+        }
+        try {
+            return Integer.parseInt(e.value());
+        } catch (NumberFormatException bad) {
+            throw new TransportException("unreadable " + DELIVERY_COUNT_LIMIT + " for share group " + group + ": "
+                    + e.value(), bad);
+        }
+    }
+
+    /** Deletes a share group with no members (tests, tear-down); a missing group is ignored. */
+    void delete(String group) {
+        try {
+            await(admin.deleteShareGroups(List.of(group)).all(), "delete share group " + group);
+        } catch (TransportException e) {
+            if (!(e.getCause() instanceof GroupIdNotFoundException || e.getCause() instanceof GroupNotEmptyException)) {
+                throw e;
+            }
+        }
+    }
+
+    private static <T> T await(org.apache.kafka.common.KafkaFuture<T> f, String what) {
+        try {
+            return f.get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new TransportException("could not " + what + ": " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new TransportException("could not " + what + " within " + ADMIN_TIMEOUT, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while trying to " + what, e);
+        }
+    }
+}
