@@ -61,6 +61,9 @@ public final class GlobalOptions {
     @Option(names = "--kafka-bootstrap-servers", paramLabel = "HOST:PORT,...", description = "Kafka brokers (default 127.0.0.1:9092)")
     String kafkaBootstrapServers;
 
+    @Option(names = "--kafka-consumption", paramLabel = "group|share", description = "Kafka: a consumer group per work topic (partitions in order, the default) or a share group (queue semantics, no order)")
+    String kafkaConsumption;
+
     @Option(names = "--sqs-endpoint", paramLabel = "URL", description = "SQS endpoint; absent: embedded ElasticMQ")
     String sqsEndpoint;
 
@@ -155,6 +158,7 @@ public final class GlobalOptions {
         put(f, "sqs.endpoint", sqsEndpoint);
         put(f, "sqs.region", sqsRegion);
         put(f, "kafka.bootstrap-servers", kafkaBootstrapServers);
+        put(f, "kafka.consumption", kafkaConsumption);
         put(f, "http.port", httpPort);
         put(f, "http.header-timeout", httpHeaderTimeout);
         put(f, "http.body-timeout", httpBodyTimeout);

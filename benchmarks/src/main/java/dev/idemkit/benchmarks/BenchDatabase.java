@@ -40,6 +40,10 @@ final class BenchDatabase {
     private final String password;
     private final String schema;
 
+    String schema() {
+        return schema;
+    }
+
     BenchDatabase(String url, String user, String password, String schema) {
         this.url = url;
         this.user = user;

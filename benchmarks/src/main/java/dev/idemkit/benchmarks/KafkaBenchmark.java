@@ -39,6 +39,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       perf-test rate;</li>
  *   <li>the producer idemkit ships ({@code KafkaMessageTransport.producerProperties}: {@code enable.idempotence},
  *       {@code acks=all}) vs the same with idempotence off and {@code acks=1}.</li>
+ *   <li>share groups ({@code kafka.consumption=share}, a second assembly as {@code serve} wires it): idemkit's share
+ *       subscription acking every record and the batched inbox end to end, against {@code
+ *       kafka-share-consumer-perf-test} (ShareConsumerPerformance, a JVM of its own) and against the consumer-group
+ *       rates above, all in the same run ({@code -Dbench.kafka.share=false} leaves them out).</li>
  * </ol>
  * Rates are records per second from the first record handed out to the last one settled (group joins are left out
  * of both sides). A main class, not a test: {@code ./mvnw -q -pl benchmarks exec:java
@@ -108,6 +112,9 @@ public final class KafkaBenchmark {
                         idempotent / plain));
                 lines.add(String.format(Locale.ROOT, "end to end credits exact: %s; %,d records per consume case, %,d"
                         + " end to end", exact, RECORDS, E2E));
+                if (Boolean.parseBoolean(System.getProperty("bench.kafka.share", "true"))) {
+                    lines.addAll(share(broker, flags, db, perf, ours, e2e));
+                }
                 if (Boolean.parseBoolean(System.getProperty("bench.kafka.relay", "true"))) {
                     lines.addAll(relay(broker, assembly.tracing().publishing(kafka))); // as serve wires its relay
                 }
@@ -119,6 +126,70 @@ public final class KafkaBenchmark {
         }
         lines.forEach(System.out::println);
         System.exit(0); // the assembly's and the clients' non-daemon threads
+    }
+
+    /**
+     * 5. Share groups: the same consume and end-to-end cases through an assembly with {@code kafka.consumption=share},
+     * beside kafka-share-consumer-perf-test, each as a ratio to that and to the consumer group's rate of this run.
+     */
+    private static List<String> share(KafkaBroker broker, Map<String, String> flags, BenchDatabase db, double groupPerf,
+            double groupOurs, double groupE2e) throws Exception {
+        Map<String, String> shareFlags = new java.util.HashMap<>(flags);
+        shareFlags.put("kafka.consumption", "share");
+        AppSettings settings = AppSettings.resolve(new Sources(shareFlags, Map.of(), new Properties()));
+        List<String> lines = new ArrayList<>();
+        try (Assembly assembly = Assembly.start(settings)) {
+            MessageTransport share = assembly.transport();
+            String perfTopic = "bench-share-perf";
+            String ourTopic = "bench-share-ours";
+            produce(broker, perfTopic, RECORDS, true);
+            produce(broker, ourTopic, RECORDS, true);
+            double perf = sharePerfTest(broker, perfTopic, RECORDS);
+            double ours = consumeAndAck(share, ourTopic, RECORDS);
+            Workload w = Workload.credits("kafka-share-e2e", "bench-share-e2e", "bench-kafka-share-" + db.schema(), E2E,
+                    0.3, 10_000, 22);
+            Workload.publishAll(List.of(w), List.of(share), 16);
+            BigDecimal before = db.sumOfBalances();
+            BatchingConsumer<?> batched = assembly.batchedConsumer("bench-kafka-share-e2e", ConsumerKind.CREDIT_ACCOUNT,
+                    BatchingConsumer.BatchSettings.defaults().withMaxBatch(100).withLinger(Duration.ofMillis(3))
+                            .withWorkers(4));
+            double e2e;
+            try {
+                e2e = drain(share, w.queue(), batched, w.size());
+            } finally {
+                batched.close();
+            }
+            boolean exact = db.sumOfBalances().subtract(before).compareTo(w.expectedCredit()) == 0;
+            lines.add(String.format(Locale.ROOT, "%-58s %12s %8s %8s", "share group case", "records/s", "x perf",
+                    "x group"));
+            lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8s %8.2f", "kafka-share-consumer-perf-test (baseline)",
+                    perf, "1.00", perf / groupPerf));
+            lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8.2f %8.2f", "idemkit share subscription, ack each",
+                    ours, ours / perf, ours / groupOurs));
+            lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8.2f %8.2f",
+                    "idemkit share -> PostgreSQL inbox batched (30% dup)", e2e, e2e / perf, e2e / groupE2e));
+            lines.add(String.format(Locale.ROOT, "share end to end credits exact: %s (x group: against the consumer"
+                    + " group's same case of this run)", exact));
+        }
+        return lines;
+    }
+
+    /**
+     * kafka-share-consumer-perf-test in a JVM of its own (its share group set to start at the earliest record first); its
+     * nMsg.sec.
+     */
+    private static double sharePerfTest(KafkaBroker broker, String topic, int n) throws Exception {
+        String group = "bench-share-perf-test";
+        try (var admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers",
+                broker.bootstrapServers()))) {
+            admin.incrementalAlterConfigs(Map.of(new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.GROUP, group), List.of(
+                    new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(
+                            "share.auto.offset.reset", "earliest"),
+                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+        }
+        return perfTool(broker, "org.apache.kafka.tools.ShareConsumerPerformance", List.of("--topic", topic,
+                "--num-records", Integer.toString(n), "--group", group, "--timeout", "60000"), "nMsg.sec");
     }
 
     /**
@@ -234,16 +305,22 @@ public final class KafkaBenchmark {
 
     /** kafka-consumer-perf-test in a JVM of its own; its fetch.nMsg.sec (records per second without the join). */
     private static double perfTest(KafkaBroker broker, String topic, int n) throws IOException, InterruptedException {
+        return perfTool(broker, "org.apache.kafka.tools.ConsumerPerformance", List.of("--topic", topic, "--messages",
+                Integer.toString(n), "--group", "bench-perf-test", "--timeout", "60000"), "fetch.nMsg.sec");
+    }
+
+    /** A kafka-tools performance tool in a JVM of its own; the {@code column} of its result line. */
+    private static double perfTool(KafkaBroker broker, String tool, List<String> args, String column)
+            throws IOException, InterruptedException {
         String cp = Files.readString(brokerClasspath()).trim();
         Path log = Files.createTempFile("idemkit-perf-test", ".log");
-        Process p = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-cp", cp, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
-                broker.bootstrapServers(), "--topic", topic, "--messages", Integer.toString(n), "--group",
-                "bench-perf-test", "--timeout", "60000")
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-Xmx512m", "-cp", cp, tool, "--bootstrap-server", broker.bootstrapServers()));
+        command.addAll(args);
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) {
             p.destroyForcibly();
-            throw new IllegalStateException("kafka-consumer-perf-test failed: " + Files.readString(log));
+            throw new IllegalStateException(tool + " failed: " + Files.readString(log));
         }
         List<String> out = Files.readAllLines(log);
         for (int i = 0; i < out.size() - 1; i++) {
@@ -251,13 +328,13 @@ public final class KafkaBenchmark {
                 String[] head = out.get(i).split(",\\s*");
                 String[] row = out.get(i + 1).split(",\\s*");
                 for (int c = 0; c < head.length; c++) {
-                    if (head[c].equals("fetch.nMsg.sec")) {
-                        return Double.parseDouble(row[c]);
+                    if (head[c].trim().equals(column)) {
+                        return Double.parseDouble(row[c].trim());
                     }
                 }
             }
         }
-        throw new IllegalStateException("no fetch.nMsg.sec in kafka-consumer-perf-test's output: " + out);
+        throw new IllegalStateException("no " + column + " in " + tool + "'s output: " + out);
     }
 
     private static Path brokerClasspath() {

@@ -188,6 +188,24 @@ final class KafkaDelivery implements Delivery {
     }
 
     /**
+     * The dead letter of a record the transport itself gives up on (a share group's last delivery): as {@link
+     * #deadLetter}, except that a copy that cannot be written leaves the delivery open, for the caller to try again
+     * while the record is still its, instead of giving it back (which would let the broker archive it).
+     */
+    void deadLetterOrStayOpen(String reason, AttemptRecord failed) {
+        if (!begin()) {
+            return;
+        }
+        try {
+            writeDeadLetter(reason, AttemptHistory.append(history, failed));
+        } catch (RuntimeException e) {
+            state.set(OPEN);
+            throw e;
+        }
+        done(Outcome.DEAD_LETTERED);
+    }
+
+    /**
      * The dead letter: the record with its headers, the reason and the history. When the broker will never take that
      * (too large), a stub without the body and the producer's headers, saying where the record still is.
      */

@@ -134,8 +134,10 @@ public final class KafkaMessageTransport implements MessageTransport {
         Subscription[] self = new Subscription[1];
         Runnable onClosed = () -> subscriptions.remove(self[0]);
         if (settings.consumption() == KafkaSettings.Consumption.SHARE) {
-            int limit = shareGroups.prepare(settings.shareGroup(queue));
-            KafkaShareSubscription s = new KafkaShareSubscription(queue, settings, handler, producer, limit,
+            String group = settings.shareGroup(queue);
+            shareGroups.prepare(group, settings.group(queue), queue);
+            KafkaShareSubscription s = new KafkaShareSubscription(queue, settings, handler, producer,
+                    () -> shareGroups.deliveryCountLimit(group),
                     new KafkaSubscription(queue, settings, handler, producer, () -> { }, false), onClosed);
             self[0] = s;
             subscriptions.add(s);

@@ -7,7 +7,12 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.HashMap;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -23,11 +28,13 @@ import org.apache.kafka.common.errors.GroupNotEmptyException;
  *   <li>{@code share.isolation.level=read_committed}: records of aborted transactions are never handed over, as in a
  *       consumer group;
  * </ul>
- * and the delivery-count limit the broker applies to the group ({@code share.delivery.count.limit}, else the broker's
+ * its start where the topic's consumer group left off, when it has consumed the topic before; and the delivery-count
+ * limit the broker applies to the group ({@code share.delivery.count.limit}, else the broker's
  * {@code group.share.delivery.count.limit}, 5 by default), which {@link KafkaShareSubscription} needs to dead-letter a
  * record on its last delivery instead of letting the broker archive it unseen.
  */
 final class KafkaShareGroups {
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaShareGroups.class);
     static final String AUTO_OFFSET_RESET = "share.auto.offset.reset";
     static final String ISOLATION_LEVEL = "share.isolation.level";
     static final String DELIVERY_COUNT_LIMIT = "share.delivery.count.limit";
@@ -40,16 +47,60 @@ final class KafkaShareGroups {
     }
 
     /**
-     * Sets the group's start and isolation (idempotently; the start applies when the group is first initialised) and
-     * returns its delivery-count limit.
+     * Sets the group's start and isolation (idempotently; the start applies when the group is first initialised). A
+     * share group that has no start yet, for a topic its consumer group {@code consumerGroup} has consumed before,
+     * starts where that consumer group's commits are (a switch from group to share consumption): from the earliest
+     * record it would re-read what was processed, beyond what the inbox still remembers when the topic is kept longer
+     * than the inbox's retention.
      */
-    int prepare(String group) {
+    void prepare(String group, String consumerGroup, String topic) {
         ConfigResource r = new ConfigResource(ConfigResource.Type.GROUP, group);
         List<AlterConfigOp> ops = List.of(
                 new AlterConfigOp(new ConfigEntry(AUTO_OFFSET_RESET, "earliest"), AlterConfigOp.OpType.SET),
                 new AlterConfigOp(new ConfigEntry(ISOLATION_LEVEL, "read_committed"), AlterConfigOp.OpType.SET));
         await(admin.incrementalAlterConfigs(Map.of(r, ops)).all(), "configure share group " + group);
-        return deliveryCountLimit(group);
+        startWhereTheConsumerGroupIs(group, consumerGroup, topic);
+    }
+
+    private void startWhereTheConsumerGroupIs(String group, String consumerGroup, String topic) {
+        Map<TopicPartition, Long> committed = new HashMap<>();
+        await(admin.listConsumerGroupOffsets(consumerGroup).partitionsToOffsetAndMetadata(),
+                "read the offsets of consumer group " + consumerGroup).forEach((tp, o) -> {
+                    if (o != null && tp.topic().equals(topic)) {
+                        committed.put(tp, o.offset());
+                    }
+                });
+        if (committed.isEmpty() || !shareStart(group).isEmpty()) {
+            return;
+        }
+        try {
+            await(admin.alterShareGroupOffsets(group, committed).all(), "start share group " + group
+                    + " at consumer group " + consumerGroup + "'s offsets");
+            LOG.info("share group {} starts where consumer group {} committed: {}", group, consumerGroup, committed);
+        } catch (TransportException e) {
+            LOG.warn("share group {} could not be started at consumer group {}'s offsets ({}); it starts at the earliest"
+                    + " record, and the inbox absorbs what was processed before within its retention", group,
+                    consumerGroup, e.getMessage());
+        }
+    }
+
+    /** The share group's start offsets; empty for a group that has none yet (or does not exist). */
+    private Map<TopicPartition, Long> shareStart(String group) {
+        try {
+            Map<TopicPartition, Long> out = new HashMap<>();
+            await(admin.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo(group), "read the offsets of share group " + group).forEach((tp, info) -> {
+                        if (info != null) {
+                            out.put(tp, info.startOffset());
+                        }
+                    });
+            return out;
+        } catch (TransportException e) {
+            if (e.getCause() instanceof GroupIdNotFoundException) {
+                return Map.of();
+            }
+            throw e;
+        }
     }
 
     /** The delivery-count limit in force for {@code group}, as the broker reports it. */

@@ -54,6 +54,8 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
     private static final Logger LOG = LoggerFactory.getLogger(KafkaShareSubscription.class);
     private static final AtomicInteger SEQ = new AtomicInteger();
     private static final Duration POLL = Duration.ofMillis(100);
+    /** How often the group's delivery-count limit is read again. */
+    private static final Duration LIMIT_READ_EVERY = Duration.ofSeconds(30);
     /** Consumer settings a share consumer refuses (it takes them from the group, or has no use for them). */
     private static final Set<String> NOT_FOR_SHARE_CONSUMERS = Set.of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
             ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, ConsumerConfig.GROUP_INSTANCE_ID_CONFIG,
@@ -68,7 +70,11 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
     private final KafkaProducer<byte[], byte[]> producer;
     private final KafkaShareConsumer<byte[], byte[]> consumer;
     private final KafkaSubscription retries;
-    private final int deliveryLimit;
+    private final java.util.concurrent.atomic.AtomicBoolean retriesClosed = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Reads the group's delivery-count limit from the broker (an operator may change it while this runs). */
+    private final java.util.function.IntSupplier deliveryLimitSource;
+    private volatile int deliveryLimit;
+    private long nextLimitRead;
     private final ExecutorService workers;
     private final Thread pollThread;
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -76,12 +82,15 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
     private volatile boolean closing;
 
     KafkaShareSubscription(String topic, KafkaSettings settings, DeliveryHandler handler,
-            KafkaProducer<byte[], byte[]> producer, int deliveryLimit, KafkaSubscription retries, Runnable onClosed) {
+            KafkaProducer<byte[], byte[]> producer, java.util.function.IntSupplier deliveryLimitSource,
+            KafkaSubscription retries, Runnable onClosed) {
         this.topic = topic;
         this.settings = settings;
         this.handler = handler;
         this.producer = producer;
-        this.deliveryLimit = deliveryLimit;
+        this.deliveryLimitSource = deliveryLimitSource;
+        this.deliveryLimit = deliveryLimitSource.getAsInt();
+        this.nextLimitRead = System.nanoTime() + LIMIT_READ_EVERY.toNanos();
         this.retries = retries;
         this.onClosed = onClosed;
         this.consumer = new KafkaShareConsumer<>(consumerProperties(settings, settings.shareGroup(topic)),
@@ -107,7 +116,11 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         p.put(ConsumerConfig.SHARE_ACKNOWLEDGEMENT_MODE_CONFIG, "explicit");
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+        // a poll's records wait for a worker while their acquisition locks run: a poll brings about eight per worker
+        // (batch_optimized, the default, may bring more than max.poll.records), so that with handlers of a second each
+        // the last one starts well within a 30 s lock instead of being released unstarted and counted as delivered
+        p.put(ConsumerConfig.SHARE_ACQUIRE_MODE_CONFIG, "record_limit");
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Math.max(16, settings.concurrency() * 8));
         return p;
     }
 
@@ -133,9 +146,21 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
 
     private void pollLoop() {
         try {
-            consumer.subscribe(List.of(topic));
+            consumer.setAcknowledgementCommitCallback((offsets, error) -> {
+                if (error != null) {
+                    LOG.warn("topic={} the broker refused acknowledgements of {} records ({}): their locks ran out or"
+                            + " their member left; they are delivered again", topic,
+                            offsets.values().stream().mapToInt(Set::size).sum(), error.toString());
+                }
+            });
+            boolean subscribed = false;
             while (!closing) {
                 try {
+                    if (!subscribed) {
+                        consumer.subscribe(List.of(topic));
+                        subscribed = true;
+                    }
+                    readLimitIfDue();
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL);
                     if (!records.isEmpty()) {
                         handle(records);
@@ -157,16 +182,44 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
         }
     }
 
-    /** Hands the poll's records out and acknowledges each as it settles; returns when all are acknowledged. */
+    /** Poll thread: the group's delivery-count limit, read again every {@link #LIMIT_READ_EVERY}. */
+    private void readLimitIfDue() {
+        if (System.nanoTime() - nextLimitRead < 0) {
+            return;
+        }
+        nextLimitRead = System.nanoTime() + LIMIT_READ_EVERY.toNanos();
+        try {
+            int now = deliveryLimitSource.getAsInt();
+            if (now != deliveryLimit) {
+                LOG.info("topic={} share group {} delivery-count limit is now {} (was {})", topic,
+                        settings.shareGroup(topic), now, deliveryLimit);
+                deliveryLimit = now;
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("topic={} could not read the share group's delivery-count limit ({}); keeping {}", topic,
+                    e.toString(), deliveryLimit);
+        }
+    }
+
+    /**
+     * Hands the poll's records out and acknowledges each as it settles; returns when all are acknowledged. Records on
+     * their last delivery are dead-lettered first, on this thread: behind the others in the workers' queue they could be
+     * released at the deadline unstarted, and a release on the last delivery archives the record.
+     */
     private void handle(ConsumerRecords<byte[], byte[]> records) {
         Batch batch = new Batch();
         List<KafkaDelivery> deliveries = new ArrayList<>(records.count());
+        List<KafkaDelivery> last = new ArrayList<>();
         for (ConsumerRecord<byte[], byte[]> r : records) {
             KafkaDelivery d = new KafkaDelivery(this, batch, r, false);
             deliveries.add(d);
             if (d.deliveryCount() >= deliveryLimit) {
-                workers.execute(() -> lastDelivery(d));
-            } else {
+                last.add(d);
+            }
+        }
+        last.forEach(this::lastDelivery);
+        for (KafkaDelivery d : deliveries) {
+            if (!last.contains(d)) {
                 workers.execute(() -> dispatch(d));
             }
         }
@@ -174,6 +227,9 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
     }
 
     private void dispatch(KafkaDelivery delivery) {
+        if (delivery.settled()) {
+            return; // given back before a worker got to it (its lock ran out, or the subscription is closing)
+        }
         ConsumerRecord<byte[], byte[]> r = delivery.record();
         try {
             handler.onDelivery(delivery);
@@ -186,20 +242,40 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
         }
     }
 
-    /** A record on its last delivery: dead-lettered with the reason, so that the broker does not archive it unseen. */
+    /**
+     * Poll thread: a record on its last delivery is dead-lettered with the reason, so that the broker does not archive
+     * it unseen. A dead letter that cannot be written is tried again, with a growing pause, while the record's lock
+     * lasts (less 2 s); only then is it released, and the broker archives it (an ERROR names it).
+     */
     private void lastDelivery(KafkaDelivery delivery) {
         ConsumerRecord<byte[], byte[]> r = delivery.record();
         String why = "delivered " + delivery.deliveryCount() + " times by share group " + settings.shareGroup(topic)
                 + " (its delivery-count limit is " + deliveryLimit + ") without a settle: a consumer died or its"
                 + " acquisition lock ran out holding it each time";
-        try {
-            delivery.deadLetter(why, new AttemptRecord(delivery.attempt(), Instant.now(), "delivery "
-                    + delivery.deliveryCount() + " of " + deliveryLimit + " was its last"));
-        } catch (RuntimeException e) {
-            LOG.error("topic={} partition={} offset={} message_id={} is on its last delivery and its dead letter could"
-                    + " not be written ({}): released, the broker archives it; it stays in the topic while its retention"
-                    + " lasts", r.topic(), r.partition(), r.offset(),
-                    KafkaWire.printable(delivery.message().rawId()), e.toString());
+        AttemptRecord failed = new AttemptRecord(delivery.attempt(), Instant.now(), "delivery "
+                + delivery.deliveryCount() + " of " + deliveryLimit + " was its last");
+        long lock = consumer.acquisitionLockTimeoutMs().map(Integer::longValue).orElse(30_000L);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, lock - 2_000));
+        long pause = 100;
+        while (true) {
+            try {
+                delivery.deadLetterOrStayOpen(why, failed);
+                return;
+            } catch (RuntimeException e) {
+                if (closing || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause) - deadline >= 0) {
+                    LOG.error("topic={} partition={} offset={} message_id={} is on its last delivery and its dead letter"
+                            + " could not be written ({}): released, the broker archives it; it stays in the topic while"
+                            + " its retention lasts", r.topic(), r.partition(), r.offset(),
+                            KafkaWire.printable(delivery.message().rawId()), e.toString());
+                    delivery.abandon();
+                    return;
+                }
+                LOG.warn("topic={} partition={} offset={} the dead letter of a record on its last delivery could not be"
+                        + " written ({}); trying again in {} ms", r.topic(), r.partition(), r.offset(), e.toString(),
+                        pause);
+                sleepQuietly(pause);
+                pause = Math.min(2_000, pause * 2);
+            }
         }
     }
 
@@ -332,21 +408,31 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
             workers.shutdownNow();
             Thread.currentThread().interrupt();
         }
+        closeRetries(); // also when the poll thread ended on an error: nothing else would close them
         onClosed.run();
+    }
+
+    private void closeRetries() {
+        if (retriesClosed.compareAndSet(false, true)) {
+            retries.close();
+        }
     }
 
     @Override
     public void close() {
         closing = true;
         consumer.wakeup();
+        // the poll thread's longest way out: a batch's close grace, a copy's send timeout and 5 s, the commit (twice
+        // after a wakeup) and the consumer's close, 5 s each, the workers' close grace, and the retries' own close
+        long bound = settings.closeGrace().toMillis() * 4 + settings.sendTimeout().toMillis() + 60_000;
         try {
-            if (!stopped.await(settings.closeGrace().toMillis() * 2 + 30_000, TimeUnit.MILLISECONDS)) {
+            if (!stopped.await(bound, TimeUnit.MILLISECONDS)) {
                 LOG.warn("topic={} the share subscription did not stop in time", topic);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        retries.close();
+        closeRetries();
     }
 
     private static void sleepQuietly(long millis) {

@@ -61,9 +61,9 @@ class KafkaShareDeliveryLimitIT extends KafkaITBase {
                     if (line.isPresent() && line.get().startsWith("ACKED ")) {
                         acked.add(line.get().substring("ACKED ".length()));
                     } else if (line.isPresent() && line.get().startsWith("HOLDING")) {
-                        // held a moment (well within its 5 s lock), as a hung handler holds it, then the process
-                        // dies: a real SIGKILL
-                        dev.idemkit.ports.contract.Eventually.pause(500);
+                        // held a moment (well within its 5 s lock: a batch-mate's ACCEPT is sent meanwhile), as a hung
+                        // handler holds it, then the process dies: a real SIGKILL
+                        dev.idemkit.ports.contract.Eventually.pause(1500);
                         c.unread().stream().filter(l -> l.startsWith("ACKED "))
                                 .forEach(l -> acked.add(l.substring("ACKED ".length())));
                         assertThat(c.kill()).isEqualTo(ChildJvm.SIGKILLED);

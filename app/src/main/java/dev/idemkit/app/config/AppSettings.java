@@ -31,6 +31,12 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
     public enum TransportKind { RABBIT, SQS, KAFKA }
 
     /**
+     * How Kafka work topics are consumed: a consumer group (a partition per consumer, in order) or a share group (queue
+     * semantics, any number of consumers per partition, no order).
+     */
+    public enum KafkaConsumption { GROUP, SHARE }
+
+    /**
      * The store: which one, each technology's connection, how long processed keys are kept, and how retention deletes
      * what it no longer keeps.
      */
@@ -100,14 +106,15 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
      * are checked here and passed on under their {@code IDEMKIT_RABBIT_*} names for {@code RabbitSettings.fromEnvironment}.
      */
     public record TransportSettings(TransportKind kind, URI rabbitUri, Map<String, String> rabbitOptions,
-            Optional<String> sqsEndpoint, String sqsRegion, String kafkaBootstrapServers, int concurrency) {
+            Optional<String> sqsEndpoint, String sqsRegion, String kafkaBootstrapServers, int concurrency,
+            KafkaConsumption kafkaConsumption) {
         public TransportSettings {
             rabbitOptions = Map.copyOf(rabbitOptions);
         }
 
         public TransportSettings withKind(TransportKind other) {
             return new TransportSettings(other, rabbitUri, rabbitOptions, sqsEndpoint, sqsRegion, kafkaBootstrapServers,
-                    concurrency);
+                    concurrency, kafkaConsumption);
         }
 
         @Override
@@ -115,7 +122,8 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
             return "TransportSettings[kind=" + kind + ", rabbitUri=" + redact(rabbitUri) + ", rabbitOptions="
                     + rabbitOptions + ", sqsEndpoint="
                     + sqsEndpoint.orElse("(embedded)") + ", sqsRegion=" + sqsRegion + ", kafkaBootstrapServers="
-                    + kafkaBootstrapServers + ", concurrency=" + concurrency + "]";
+                    + kafkaBootstrapServers + ", concurrency=" + concurrency + ", kafkaConsumption=" + kafkaConsumption
+                    + "]";
         }
     }
 
@@ -314,7 +322,8 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                         : uri(s, "sqs.endpoint", v, "http", "https").toString()),
                 s.get("sqs.region").orElse("us-east-1"),
                 kafkaBootstrapServers(s),
-                integer(s, "concurrency", 4, 1, 256));
+                integer(s, "concurrency", 4, 1, 256),
+                parseEnum(s, "kafka.consumption", KafkaConsumption.class, KafkaConsumption.GROUP));
         RetrySettings retry = new RetrySettings(maxAttempts,
                 duration(s, "backoff.base", Duration.ofSeconds(1)), duration(s, "backoff.cap", Duration.ofSeconds(60)));
         DeadLetterSettings deadLetters = new DeadLetterSettings(duration(s, "dlq.retention", Duration.ofDays(4)),

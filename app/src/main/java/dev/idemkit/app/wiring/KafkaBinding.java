@@ -33,7 +33,9 @@ final class KafkaBinding implements TransportBinding {
     }
 
     static KafkaSettings settings(AppSettings s) {
-        return KafkaSettings.defaults(s.transport().kafkaBootstrapServers()).withConcurrency(s.transport().concurrency());
+        return KafkaSettings.defaults(s.transport().kafkaBootstrapServers()).withConcurrency(s.transport().concurrency())
+                .withConsumption(s.transport().kafkaConsumption() == AppSettings.KafkaConsumption.SHARE
+                        ? KafkaSettings.Consumption.SHARE : KafkaSettings.Consumption.GROUP);
     }
 
     @Override
@@ -48,8 +50,9 @@ final class KafkaBinding implements TransportBinding {
 
     @Override
     public String description() {
-        return "Kafka at " + transport.settings().bootstrapServers() + " (idempotent producer, acks=all;"
-                + " commit after settle)";
+        return "Kafka at " + transport.settings().bootstrapServers() + " (idempotent producer, acks=all; "
+                + (transport.settings().consumption() == KafkaSettings.Consumption.SHARE
+                        ? "share groups: each record acknowledged after its settle)" : "commit after settle)");
     }
 
     @Override

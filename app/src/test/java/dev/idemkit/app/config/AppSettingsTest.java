@@ -131,6 +131,18 @@ class AppSettingsTest {
     }
 
     @Test
+    void kafkaConsumesThroughAConsumerGroupUnlessShareIsChosenAndAnUnknownWayIsRefusedNamingTheSetting() {
+        assertThat(AppSettings.resolve(new Sources(Map.of("transport", "kafka"), Map.of(), new Properties()))
+                .transport().kafkaConsumption()).isEqualTo(AppSettings.KafkaConsumption.GROUP);
+        assertThat(AppSettings.resolve(new Sources(Map.of("transport", "kafka"),
+                Map.of("IDEMKIT_KAFKA_CONSUMPTION", "share"), new Properties())).transport().kafkaConsumption())
+                .isEqualTo(AppSettings.KafkaConsumption.SHARE);
+        assertThatThrownBy(() -> AppSettings.resolve(new Sources(Map.of("kafka.consumption", "queue"), Map.of(),
+                new Properties()))).isInstanceOf(ConfigException.class).hasMessageContaining("kafka.consumption")
+                .hasMessageContaining("group or share");
+    }
+
+    @Test
     void aBlankValueCountsAsAbsentAndValuesAreStripped() {
         Sources s = new Sources(Map.of("store", "  ", "transport", " rabbit "), Map.of(), new Properties());
 

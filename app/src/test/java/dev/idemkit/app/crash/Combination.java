@@ -5,7 +5,9 @@ public enum Combination {
     PG_RABBIT(Store.POSTGRES, Transport.RABBIT),
     PG_SQS(Store.POSTGRES, Transport.SQS),
     REDIS_RABBIT(Store.REDIS, Transport.RABBIT),
-    PG_KAFKA(Store.POSTGRES, Transport.KAFKA);
+    PG_KAFKA(Store.POSTGRES, Transport.KAFKA),
+    /** Kafka with the work topic consumed by a share group (KIP-932); retry topics by the consumer group. */
+    PG_KAFKA_SHARE(Store.POSTGRES, Transport.KAFKA, true);
 
     public enum Store { POSTGRES, REDIS }
 
@@ -13,9 +15,16 @@ public enum Combination {
 
     public final Store store;
     public final Transport transport;
+    /** Kafka only: the work topic is consumed by its share group. */
+    public final boolean share;
 
     Combination(Store store, Transport transport) {
+        this(store, transport, false);
+    }
+
+    Combination(Store store, Transport transport, boolean share) {
         this.store = store;
         this.transport = transport;
+        this.share = share;
     }
 }

@@ -184,7 +184,8 @@ public final class CrashChild {
         if (c.transport == Combination.Transport.KAFKA) {
             // a killed child's partitions go to the next one when its 2 s session expires (the test broker's minimum)
             return new KafkaMessageTransport(KafkaSettings.defaults(System.getProperty("idemkit.crash.kafka"))
-                    .withConcurrency(4).withSessionTimeout(Duration.ofSeconds(2)).withCloseGrace(Duration.ofSeconds(5)));
+                    .withConcurrency(4).withSessionTimeout(Duration.ofSeconds(2)).withCloseGrace(Duration.ofSeconds(5))
+                    .withConsumption(c.share ? KafkaSettings.Consumption.SHARE : KafkaSettings.Consumption.GROUP));
         }
         return new SqsMessageTransport(SqsSettings.local(URI.create(System.getProperty("idemkit.crash.sqsEndpoint")))
                 .withWaitTimeSeconds(1).withMaxConcurrentHandlers(4).withVisibility(Duration.ofSeconds(3),

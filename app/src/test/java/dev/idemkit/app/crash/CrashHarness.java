@@ -125,7 +125,8 @@ final class CrashHarness implements AutoCloseable {
             this.redis = Redisson.create(config);
         }
         if (combination.transport == Combination.Transport.KAFKA) {
-            KafkaSettings kafka = KafkaBroker.shared().settings();
+            KafkaSettings kafka = KafkaBroker.shared().settings().withConsumption(combination.share
+                    ? KafkaSettings.Consumption.SHARE : KafkaSettings.Consumption.GROUP);
             KafkaMessageTransport k = new KafkaMessageTransport(kafka);
             this.transport = k;
             this.dlq = k.deadLetters();
@@ -173,6 +174,7 @@ final class CrashHarness implements AutoCloseable {
         Random random = new Random(seed);
         int run = ++runs;
         String queue = queueName(run);
+        shareGroupForKills(queue);
         String consumer = "crash-" + tag + "-" + run;
         List<String> problems = new ArrayList<>();
         // a shutdown kill needs deliveries still in flight at each SIGTERM: more messages for that point
@@ -237,6 +239,7 @@ final class CrashHarness implements AutoCloseable {
         Random random = new Random(seed);
         int run = ++runs;
         String queue = queueName(run);
+        shareGroupForKills(queue);
         String consumer = "crash-" + tag + "-" + run;
         List<String> problems = new ArrayList<>();
         Map<String, Integer> expected = new LinkedHashMap<>();
@@ -291,6 +294,18 @@ final class CrashHarness implements AutoCloseable {
         }
         String mode = "chain of " + steps.size() + ": " + steps;
         return count(null, mode, made, queue, consumer, expected, problems);
+    }
+
+    /**
+     * A share group's records held by a killed child come back when their acquisition lock runs out: 3 s here (30 s by
+     * default), and up to 10 deliveries (5 by default) before idemkit dead-letters a record on its last one, since one
+     * record may be held at several kills of a chain.
+     */
+    private void shareGroupForKills(String queue) throws Exception {
+        if (combination.share) {
+            kafka.configureShareGroup(queue, Map.of("share.record.lock.duration.ms", "3000",
+                    "share.delivery.count.limit", "10"));
+        }
     }
 
     /** One line per step of a chain with its duration, for whoever wants to know where a run's time goes. */

@@ -38,8 +38,8 @@ class CrashHarnessIT {
 
     /** Per combination, the kills of its chain. */
     static Stream<Arguments> chains() {
-        return Stream.of(Combination.PG_RABBIT, Combination.PG_SQS, Combination.PG_KAFKA, Combination.REDIS_RABBIT)
-                .map(c -> Arguments.of(c, steps(c)));
+        return Stream.of(Combination.PG_RABBIT, Combination.PG_SQS, Combination.PG_KAFKA, Combination.PG_KAFKA_SHARE,
+                Combination.REDIS_RABBIT).map(c -> Arguments.of(c, steps(c)));
     }
 
     /** {@link #chains()}, or only the combinations named by {@code -Didemkit.crash.only=PG_KAFKA,...}. */
@@ -151,7 +151,7 @@ class CrashHarnessIT {
 
     /** One combination per transport; the Redis store's bite runs in the full tier ({@link CrashMatrixSlowIT}). */
     static Stream<Combination> combinations() {
-        return Stream.of(Combination.PG_RABBIT, Combination.PG_SQS, Combination.PG_KAFKA);
+        return Stream.of(Combination.PG_RABBIT, Combination.PG_SQS, Combination.PG_KAFKA, Combination.PG_KAFKA_SHARE);
     }
 
     /**

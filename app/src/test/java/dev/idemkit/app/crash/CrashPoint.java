@@ -17,9 +17,10 @@ public enum CrashPoint {
     AFTER_COMMIT_BEFORE_ACK(EnumSet.allOf(Combination.class)),
     /**
      * A retry's copy is confirmed in its retry queue (Kafka: retry topic); the original is not acknowledged (Kafka: its
-     * offset is not settled). SQS retries in place.
+     * offset is not settled; a share group: not accepted). SQS retries in place.
      */
-    RETRY_REPUBLISHED_BEFORE_ACK(EnumSet.of(Combination.PG_RABBIT, Combination.REDIS_RABBIT, Combination.PG_KAFKA)),
+    RETRY_REPUBLISHED_BEFORE_ACK(EnumSet.of(Combination.PG_RABBIT, Combination.REDIS_RABBIT, Combination.PG_KAFKA,
+            Combination.PG_KAFKA_SHARE)),
     /** A dead letter's copy is confirmed on its way to the DLQ; the original is not removed. */
     DEAD_LETTERED_BEFORE_REMOVAL(EnumSet.allOf(Combination.class)),
     /** A redrive's copy is confirmed in the work queue; the dead letter is not removed from the DLQ. */

@@ -11,12 +11,20 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
-/** What a Kafka consumer group has not committed yet in a work topic and its retry topics, read beside the adapter. */
+/**
+ * What a Kafka consumer group has not committed yet in a work topic and its retry topics, read beside the adapter; with
+ * share consumption, the work topic's records from its share group's start offset (every record before it is
+ * acknowledged or archived).
+ */
 final class KafkaCounts implements AutoCloseable {
     private final Admin admin;
     private final KafkaSettings settings;
@@ -50,10 +58,25 @@ final class KafkaCounts implements AutoCloseable {
         var starts = admin.listOffsets(earliest).all().get(30, TimeUnit.SECONDS);
         Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(settings.group(topic))
                 .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+        Map<TopicPartition, Long> shared = new HashMap<>();
+        if (settings.consumption() == KafkaSettings.Consumption.SHARE) {
+            String group = settings.shareGroup(topic);
+            admin.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(group)
+                    .get(30, TimeUnit.SECONDS).forEach((tp, info) -> {
+                        if (info != null) {
+                            shared.put(tp, info.startOffset());
+                        }
+                    });
+        }
         long n = 0;
         for (TopicPartition tp : parts) {
-            OffsetAndMetadata c = committed.get(tp);
-            long from = c == null ? starts.get(tp).offset() : c.offset();
+            long from;
+            if (settings.consumption() == KafkaSettings.Consumption.SHARE && tp.topic().equals(topic)) {
+                from = shared.getOrDefault(tp, starts.get(tp).offset());
+            } else {
+                OffsetAndMetadata c = committed.get(tp);
+                from = c == null ? starts.get(tp).offset() : c.offset();
+            }
             n += Math.max(0, ends.get(tp).offset() - from);
         }
         return n;
@@ -78,6 +101,14 @@ final class KafkaCounts implements AutoCloseable {
         }
         partitions.put(topic, new Known(List.copyOf(parts), System.nanoTime()));
         return parts;
+    }
+
+    /** Sets group configuration of the work topic's share group (before its first consumer joins). */
+    void configureShareGroup(String topic, Map<String, String> values) throws Exception {
+        List<AlterConfigOp> ops = values.entrySet().stream().map(e -> new AlterConfigOp(
+                new ConfigEntry(e.getKey(), e.getValue()), AlterConfigOp.OpType.SET)).toList();
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, settings.shareGroup(topic)),
+                ops)).all().get(30, TimeUnit.SECONDS);
     }
 
     private record Known(List<TopicPartition> parts, long at) {}
