@@ -72,7 +72,12 @@ public final class CrashChild {
     static final String POISON_TABLE = "crash_poison";
     /** The exit status of a child that a message with an {@code exit-} id made exit inside its effect. */
     static final int EXIT_ON_MESSAGE = 86;
-    private static final ThreadLocal<Integer> ATTEMPT = ThreadLocal.withInitial(() -> 1);
+    /**
+     * Each message's attempt as its delivery said, by message id: in the batched modes the effect runs on a batch
+     * worker, not on the delivering thread (a thread-local read 1 there, so a "retry-" message failed every attempt
+     * and was dead-lettered when a batched child got its retry copy).
+     */
+    private static final java.util.Map<String, Integer> ATTEMPT = new java.util.concurrent.ConcurrentHashMap<>();
 
     private CrashChild() {}
 
@@ -135,7 +140,9 @@ public final class CrashChild {
     private static DeliveryHandler handler(DeliveryHandler runtime, boolean brokenAckFirst) {
         // (the runtime is the single-message ConsumerRuntime or, in the batched modes, the BatchingConsumer serve runs)
         return delivery -> {
-            ATTEMPT.set(delivery.attempt());
+            if (delivery.message().rawId() != null) {
+                ATTEMPT.put(delivery.message().rawId(), delivery.attempt());
+            }
             if (brokenAckFirst) {
                 delivery.ack(); // BROKEN on purpose: the message is gone before its effect commits
                 // acks are sent asynchronously (SQS batches its deletes for 5 ms, AMQP writes on the connection's
@@ -203,7 +210,7 @@ public final class CrashChild {
             // a message that kills its consumer: the process is gone before it can settle or count an attempt
             Runtime.getRuntime().halt(EXIT_ON_MESSAGE);
         }
-        if (m.rawId().startsWith("retry-") && ATTEMPT.get() == 1) {
+        if (m.rawId().startsWith("retry-") && ATTEMPT.getOrDefault(m.rawId(), 1) == 1) {
             throw new IllegalStateException("fails on its first attempt");
         }
         if (poisoned) {
