@@ -200,10 +200,10 @@ public final class KafkaMessageTransport implements MessageTransport {
 
     /** Deletes a work topic with its retry and dead-letter topics, and its share group if it has one (tests, tear-down). */
     public void deleteTopics(String queue) {
-        topics.delete(queue);
         if (settings.consumption() == KafkaSettings.Consumption.SHARE) {
-            shareGroups.delete(settings.shareGroup(queue));
+            shareGroups.delete(settings.shareGroup(queue)); // first: its state refers to the topic's partitions
         }
+        topics.delete(queue);
     }
 
     static void sendAndWait(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> record,

@@ -18,7 +18,6 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
-import org.apache.kafka.common.errors.GroupNotEmptyException;
 
 /**
  * The group configuration a share group needs before its first consumer joins, set through the admin client:
@@ -121,14 +120,22 @@ final class KafkaShareGroups {
         }
     }
 
-    /** Deletes a share group with no members (tests, tear-down); a missing group is ignored. */
+    /**
+     * Deletes a share group with no members (tests, tear-down), at best: a missing or still busy group, or a broker that
+     * does not answer within 10 s, is logged and left (a share group whose topic is gone holds nothing; a .ci/run saw
+     * the deletion time out after 30 s right after the group's last consumer left).
+     */
     void delete(String group) {
         try {
-            await(admin.deleteShareGroups(List.of(group)).all(), "delete share group " + group);
-        } catch (TransportException e) {
-            if (!(e.getCause() instanceof GroupIdNotFoundException || e.getCause() instanceof GroupNotEmptyException)) {
-                throw e;
+            admin.deleteShareGroups(List.of(group)).all().get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof GroupIdNotFoundException)) {
+                LOG.warn("share group {} not deleted: {}", group, e.getCause().toString());
             }
+        } catch (TimeoutException e) {
+            LOG.warn("share group {} not deleted within 10 s; left on the broker", group);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
