@@ -13,7 +13,9 @@ import java.util.Objects;
  * @param groupPrefix consumer groups are {@code <groupPrefix>.<topic>}: one group per work topic, shared by every
  *     process consuming it
  * @param partitions partitions of the topics idemkit creates (work, retry and dead-letter topics)
- * @param replicationFactor replication of the topics idemkit creates
+ * @param replicationFactor replication of the topics idemkit creates; {@link #BROKER_DEFAULT_REPLICATION} (the
+ *     default) leaves it to the broker's {@code default.replication.factor}, as Kafka's own tools do, so that a
+ *     cluster whose operator replicates new topics three times is not handed unreplicated ones
  * @param concurrency partitions handled in parallel by one subscription (records of one partition: in order)
  * @param retryBuckets the delays of the retry topics {@code <topic>.retry.<seconds>s}, ascending; a retry waits in
  *     the smallest bucket not shorter than its delay, a longer delay is shortened to the largest
@@ -51,6 +53,9 @@ public record KafkaSettings(String bootstrapServers, String groupPrefix, int par
     public static final List<Duration> DEFAULT_BUCKETS = List.of(Duration.ofSeconds(1), Duration.ofSeconds(5),
             Duration.ofSeconds(30), Duration.ofMinutes(2), Duration.ofMinutes(10));
 
+    /** {@link #replicationFactor()}: the broker's {@code default.replication.factor}. */
+    public static final short BROKER_DEFAULT_REPLICATION = -1;
+
     public KafkaSettings {
         if (bootstrapServers == null || bootstrapServers.isBlank()) {
             throw new IllegalArgumentException("kafka bootstrap servers are required (host:port[,host:port...])");
@@ -58,10 +63,13 @@ public record KafkaSettings(String bootstrapServers, String groupPrefix, int par
         if (groupPrefix == null || groupPrefix.isBlank()) {
             throw new IllegalArgumentException("the consumer group prefix must not be blank");
         }
-        if (partitions < 1 || replicationFactor < 1 || concurrency < 1 || maxQueuedPerPartition < 1) {
-            throw new IllegalArgumentException("partitions, replication factor, concurrency and queued records must be"
-                    + " positive, got " + partitions + ", " + replicationFactor + ", " + concurrency + ", "
-                    + maxQueuedPerPartition);
+        if (partitions < 1 || concurrency < 1 || maxQueuedPerPartition < 1) {
+            throw new IllegalArgumentException("partitions, concurrency and queued records must be positive, got "
+                    + partitions + ", " + concurrency + ", " + maxQueuedPerPartition);
+        }
+        if (replicationFactor < 1 && replicationFactor != BROKER_DEFAULT_REPLICATION) {
+            throw new IllegalArgumentException("the replication factor must be positive, or "
+                    + BROKER_DEFAULT_REPLICATION + " for the broker's default, got " + replicationFactor);
         }
         retryBuckets = List.copyOf(Objects.requireNonNull(retryBuckets, "retryBuckets"));
         if (retryBuckets.isEmpty()) {
@@ -90,7 +98,7 @@ public record KafkaSettings(String bootstrapServers, String groupPrefix, int par
 
     /** Defaults for a broker at {@code bootstrapServers}. */
     public static KafkaSettings defaults(String bootstrapServers) {
-        return new KafkaSettings(bootstrapServers, "idemkit", 3, (short) 1, 8, DEFAULT_BUCKETS, 10_000,
+        return new KafkaSettings(bootstrapServers, "idemkit", 3, BROKER_DEFAULT_REPLICATION, 8, DEFAULT_BUCKETS, 10_000,
                 Duration.ofMillis(200), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(10),
                 Duration.ofMinutes(5), Map.of(), Consumption.GROUP);
     }
@@ -103,6 +111,13 @@ public record KafkaSettings(String bootstrapServers, String groupPrefix, int par
 
     public KafkaSettings withPartitions(int n) {
         return new KafkaSettings(bootstrapServers, groupPrefix, n, replicationFactor, concurrency, retryBuckets,
+                maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
+                clientProperties, consumption);
+    }
+
+    /** {@code n} replicas of each topic idemkit creates, or {@link #BROKER_DEFAULT_REPLICATION}. */
+    public KafkaSettings withReplicationFactor(short n) {
+        return new KafkaSettings(bootstrapServers, groupPrefix, partitions, n, concurrency, retryBuckets,
                 maxQueuedPerPartition, commitInterval, sessionTimeout, sendTimeout, closeGrace, settleTimeout,
                 clientProperties, consumption);
     }

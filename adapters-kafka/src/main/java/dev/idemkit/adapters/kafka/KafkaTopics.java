@@ -124,7 +124,9 @@ final class KafkaTopics {
         }
         List<NewTopic> wanted = new ArrayList<>();
         for (String name : all(topic)) {
-            NewTopic t = new NewTopic(name, settings.partitions(), settings.replicationFactor());
+            NewTopic t = new NewTopic(name, Optional.of(settings.partitions()),
+                    settings.replicationFactor() == KafkaSettings.BROKER_DEFAULT_REPLICATION ? Optional.empty()
+                            : Optional.of(settings.replicationFactor()));
             if (name.equals(redrivenTopic(topic))) {
                 t.configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
             } else if (name.contains(".retry.")) {

@@ -42,6 +42,11 @@ class KafkaTopicsTest {
         KafkaSettings ok = KafkaSettings.defaults("127.0.0.1:9092");
         assertThat(ok.group("orders")).isEqualTo("idemkit.orders");
         assertThatThrownBy(() -> KafkaSettings.defaults(" ")).hasMessageContaining("bootstrap servers");
+        assertThat(ok.replicationFactor()).as("the broker's default.replication.factor")
+                .isEqualTo(KafkaSettings.BROKER_DEFAULT_REPLICATION);
+        assertThat(ok.withReplicationFactor((short) 3).replicationFactor()).isEqualTo((short) 3);
+        assertThatThrownBy(() -> ok.withReplicationFactor((short) 0)).hasMessageContaining("replication factor");
+        assertThatThrownBy(() -> ok.withReplicationFactor((short) -2)).hasMessageContaining("replication factor");
         assertThatThrownBy(() -> ok.withRetryBuckets(List.of())).hasMessageContaining("at least one");
         assertThatThrownBy(() -> ok.withRetryBuckets(List.of(Duration.ofSeconds(5), Duration.ofSeconds(1))))
                 .hasMessageContaining("ascending");
