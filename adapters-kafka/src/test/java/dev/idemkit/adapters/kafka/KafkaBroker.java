@@ -14,11 +14,12 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
 
 /**
- * A real single-node KRaft Kafka broker (kafka_2.13, the version the build pins) run as a separate JVM from the
- * classpath that module {@code kafka-test-broker} resolves, on free loopback ports with a fresh log directory.
- * {@link #shared()} starts one per test JVM and stops it when the JVM exits; {@link #kill()} and {@link #start()}
- * let a test take it down hard (SIGKILL) and bring it back on the same ports and data. Nothing of the machine's own
- * services is touched.
+ * A real KRaft Kafka node (kafka_2.13, the version the build pins; broker and controller in one process) run as a
+ * separate JVM from the classpath that module {@code kafka-test-broker} resolves, on free loopback ports with a fresh
+ * log directory: a single-node cluster of its own ({@link #create()}, {@link #shared()}), or one of the nodes of a
+ * {@link KafkaCluster}. {@link #shared()} starts one per test JVM and stops it when the JVM exits; {@link #kill()} and
+ * {@link #start()} let a test take it down hard (SIGKILL) and bring it back on the same ports and data. Nothing of the
+ * machine's own services is touched.
  */
 public final class KafkaBroker implements AutoCloseable {
     /** Where the broker's classpath file is: set by the build, or found from the working directory. */
@@ -26,15 +27,24 @@ public final class KafkaBroker implements AutoCloseable {
     private static KafkaBroker shared;
 
     private final Path dir;
-    private final int port;
-    private final int controllerPort;
+    private final Node node;
     private final String classpath;
     private Process process;
 
-    private KafkaBroker(Path dir, int port, int controllerPort, String classpath) {
+    /**
+     * Where a node listens and whom it votes with.
+     *
+     * @param id the node id ({@code node.id})
+     * @param voters the static controller quorum ({@code id@host:port,...}); {@code null} for a single node that
+     *     forms its own quorum ({@code --standalone})
+     * @param replication the replication factor of the internal topics and the default of new topics; above 1,
+     *     {@code min.insync.replicas} is 2
+     */
+    record Node(int id, int port, int controllerPort, String voters, int replication) {}
+
+    private KafkaBroker(Path dir, Node node, String classpath) {
         this.dir = dir;
-        this.port = port;
-        this.controllerPort = controllerPort;
+        this.node = node;
         this.classpath = classpath;
     }
 
@@ -51,10 +61,15 @@ public final class KafkaBroker implements AutoCloseable {
 
     /** A new broker of its own (formatted, not started). */
     public static KafkaBroker create() {
+        return create(new Node(1, Processes.freePort(), Processes.freePort(), null, 1), Uuid.randomUuid().toString());
+    }
+
+    /** A node of a cluster {@code clusterId} (formatted, not started). */
+    static KafkaBroker create(Node node, String clusterId) {
         try {
-            Path dir = Files.createTempDirectory("idemkit-kafka-");
-            KafkaBroker b = new KafkaBroker(dir, Processes.freePort(), Processes.freePort(), readClasspath());
-            b.format();
+            Path dir = Files.createTempDirectory("idemkit-kafka-" + node.id() + "-");
+            KafkaBroker b = new KafkaBroker(dir, node, readClasspath());
+            b.format(clusterId);
             return b;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -62,7 +77,17 @@ public final class KafkaBroker implements AutoCloseable {
     }
 
     public String bootstrapServers() {
-        return "127.0.0.1:" + port;
+        return "127.0.0.1:" + node.port();
+    }
+
+    /** This node's id ({@code node.id}), as metadata names it. */
+    public int id() {
+        return node.id();
+    }
+
+    /** Whether the process is running (it may still be starting). */
+    public synchronized boolean alive() {
+        return process != null && process.isAlive();
     }
 
     public KafkaSettings settings() {
@@ -96,28 +121,37 @@ public final class KafkaBroker implements AutoCloseable {
                 + ": build module kafka-test-broker first (./mvnw install -DskipTests)");
     }
 
-    private void format() throws IOException {
+    private void format(String clusterId) throws IOException {
         Path logs = dir.resolve("logs");
         Files.createDirectories(logs);
+        int r = node.replication();
+        int minIsr = Math.min(2, r);
         String props = String.join("\n",
                 "process.roles=broker,controller",
-                "node.id=1",
-                "controller.quorum.bootstrap.servers=127.0.0.1:" + controllerPort,
-                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
-                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+                "node.id=" + node.id(),
+                node.voters() == null ? "controller.quorum.bootstrap.servers=127.0.0.1:" + node.controllerPort()
+                        : "controller.quorum.voters=" + node.voters(),
+                "listeners=PLAINTEXT://127.0.0.1:" + node.port() + ",CONTROLLER://127.0.0.1:" + node.controllerPort(),
+                "advertised.listeners=PLAINTEXT://127.0.0.1:" + node.port(),
                 "controller.listener.names=CONTROLLER",
                 "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
                 "log.dirs=" + logs,
                 "num.partitions=1",
                 "auto.create.topics.enable=false",
                 "delete.topic.enable=true",
-                "offsets.topic.replication.factor=1",
+                "default.replication.factor=" + r,
+                "min.insync.replicas=" + minIsr,
+                "offsets.topic.replication.factor=" + r,
                 "offsets.topic.num.partitions=5",
-                "transaction.state.log.replication.factor=1",
-                "transaction.state.log.min.isr=1",
+                "transaction.state.log.replication.factor=" + r,
+                "transaction.state.log.min.isr=" + minIsr,
                 "transaction.state.log.num.partitions=5",
-                "share.coordinator.state.topic.replication.factor=1",
-                "share.coordinator.state.topic.min.isr=1",
+                "share.coordinator.state.topic.replication.factor=" + r,
+                "share.coordinator.state.topic.min.isr=" + minIsr,
+                // a node killed in a cluster is fenced, and its partitions led elsewhere, after this session (9 s by
+                // default); the controller hears from each node every half second
+                "broker.session.timeout.ms=4000",
+                "broker.heartbeat.interval.ms=500",
                 // a floor only (the default lock stays 30 s): a test may give its share group a lock of a second or two
                 "group.share.min.record.lock.duration.ms=1000",
                 // a share consumer gets its assignment on a heartbeat: 5 s by default, most of a short test's time
@@ -130,12 +164,25 @@ public final class KafkaBroker implements AutoCloseable {
                 "group.min.session.timeout.ms=2000",
                 "");
         Files.writeString(dir.resolve("server.properties"), props);
-        run(List.of(java(), "-cp", classpath, "kafka.tools.StorageTool", "format", "--standalone", "-t",
-                Uuid.randomUuid().toString(), "-c", dir.resolve("server.properties").toString()), "format");
+        List<String> format = new ArrayList<>(List.of(java(), "-cp", classpath, "kafka.tools.StorageTool", "format",
+                "-t", clusterId, "-c", dir.resolve("server.properties").toString()));
+        if (node.voters() == null) {
+            format.add("--standalone");
+        }
+        run(format, "format");
     }
 
     /** Starts the broker and waits until it accepts connections. */
-    public synchronized void start() {
+    public void start() {
+        launch();
+        awaitListening();
+    }
+
+    /**
+     * Starts the process without waiting: a cluster's nodes open their listeners only once a majority of the
+     * controllers is up, so each is launched before any is awaited.
+     */
+    synchronized void launch() {
         if (process != null && process.isAlive()) {
             return;
         }
@@ -143,11 +190,21 @@ public final class KafkaBroker implements AutoCloseable {
             process = new ProcessBuilder(java(), "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC",
                     "-Dlog4j2.configurationFile=" + log4j(), "-cp", classpath, "kafka.Kafka",
                     dir.resolve("server.properties").toString())
-                    .redirectErrorStream(true).redirectOutput(dir.resolve("broker.log").toFile()).start();
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("broker.log").toFile())).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Waits (90 s at most) until the launched broker accepts connections. */
+    void awaitListening() {
+        Process process;
+        synchronized (this) {
+            process = this.process;
+        }
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        int port = node.port();
         while (!Processes.accepts(port)) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("the Kafka broker exited at start; see " + dir.resolve("broker.log"));

@@ -13,28 +13,11 @@ import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.Sources;
 import dev.idemkit.app.consumers.AccountCredit;
 import dev.idemkit.app.wiring.Assembly;
-import dev.idemkit.app.wiring.ConsumerKind;
-import dev.idemkit.ports.out.OutgoingMessage;
-import dev.idemkit.ports.out.Subscription;
-import dev.idemkit.ports.out.TransportException;
-import dev.idemkit.ports.service.BatchingConsumer;
-import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -59,8 +42,6 @@ class RabbitClusterIT {
     static final int DEFAULT_MESSAGES = 2_000;
     private static final double DUPLICATES = 0.30;
     private static final int ACCOUNTS = 5;
-    private static final int PUBLISHERS = 4;
-    private static final Duration PATIENCE = Duration.ofSeconds(180);
 
     RabbitCluster cluster;
 
@@ -69,6 +50,7 @@ class RabbitClusterIT {
     private String run;
     private Assembly first;
     private Assembly second;
+    private ClusterStream stream;
 
     @BeforeAll
     void startCluster() throws Exception {
@@ -90,6 +72,7 @@ class RabbitClusterIT {
         queue = AccountCredit.QUEUE + ".cluster-" + run;
         first = Assembly.start(settings(1));
         second = Assembly.start(settings(2));
+        stream = new ClusterStream(first, second, queue, schema);
     }
 
     private AppSettings settings(int firstNode) {
@@ -127,136 +110,59 @@ class RabbitClusterIT {
     void killingTheNodeThatLeadsTheWorkQueueMidStreamLosesNothingAndRunsNoEffectTwice() throws Exception {
         CreditPlan credits = CreditPlan.of(new SplittableRandom(run.hashCode()), messages(), DUPLICATES, ACCOUNTS,
                 "cluster-" + run);
-        List<OutgoingMessage> plan = credits.messages();
-        Map<String, BigDecimal> expected = credits.expectedBalances();
-        long distinct = credits.distinct();
+        int gone = stream.acrossKills(credits, kills(), new ClusterStream.Nodes() {
+            private List<Integer> consumersOnIt = List.of();
+            private int down; // the node killed and not restarted, 0 for none
 
-        Subscription a = first.transport().subscribe(queue, first.consumer(ConsumerKind.CREDIT_ACCOUNT));
-        BatchingConsumer<?> batched = second.batchedConsumer(ConsumerKind.CREDIT_ACCOUNT,
-                BatchingConsumer.BatchSettings.defaults().withMaxBatch(50));
-        Subscription b = second.transport().subscribe(queue, batched);
-        Progress progress = new Progress();
-        List<String> killed = new ArrayList<>();
-        int lastKilled = 0;
-        long began = System.nanoTime();
-        try {
-            // where the queue's leader and the consumers are, asked before the stream starts (rabbitmqctl takes a second)
-            int leader = cluster.leaderOf(queue, 1);
-            List<Integer> consumersOnIt = onNode(leader);
-            ExecutorService publishers = Executors.newFixedThreadPool(PUBLISHERS);
-            // the plan's tail goes out only after the last kill: the stream goes on across every kill by construction,
-            // however fast the consumers catch up while a killed node restarts (the full run saw them finish first)
-            int tailFrom = plan.size() - plan.size() / (kills() + 2);
-            List<Future<Long>> publishing = new ArrayList<>(publish(publishers, plan.subList(0, tailFrom)));
-            for (int k = 1; k <= kills(); k++) {
-                long share = distinct * k / (kills() + 1);
-                await().atMost(PATIENCE).pollInterval(Duration.ofMillis(1)).until(() -> processed() >= share);
-                progress.killedAt(System.nanoTime());
-                cluster.kill9(leader);
-                long processedAtKill = (long) processed();
-                lastKilled = leader;
-                killed.add(cluster.node(leader) + " (leader; " + consumersOnIt.size() + " of the 2 consuming"
-                        + " connections on it) at " + processedAtKill + " of " + distinct + " processed");
-                assertThat(processedAtKill).as("killed mid-stream (the plan's tail is still to come)")
-                        .isLessThan(distinct);
+            private int anyUp() {
+                return down % 3 + 1;
+            }
+
+            @Override
+            public int leader() throws Exception {
+                // where the queue's leader and the consumers are, asked before a kill is due (rabbitmqctl takes a second)
+                int leader = cluster.leaderOf(queue, 1);
+                consumersOnIt = onNode(leader);
+                return leader;
+            }
+
+            @Override
+            public String kill(int node, int k, long processedAtKill) throws Exception {
+                cluster.kill9(node);
+                down = node;
                 if (k == 1) {
                     assertThat(consumersOnIt).as("a consuming connection was on the killed node, so it had to move")
                             .isNotEmpty();
                 }
-                if (k < kills()) {
-                    cluster.restart(leader); // back before the next kill, so that a quorum survives it
-                    leader = cluster.leaderOf(queue, leader);
-                    consumersOnIt = onNode(leader);
-                }
+                return cluster.node(node) + " (leader; " + consumersOnIt.size() + " of the 2 consuming connections on"
+                        + " it)";
             }
-            publishing.addAll(publish(publishers, plan.subList(tailFrom, plan.size())));
-            long publishRetries = 0;
-            for (Future<Long> f : publishing) {
-                publishRetries += f.get();
+
+            @Override
+            public void restart(int node) throws Exception {
+                cluster.restart(node);
+                down = 0;
             }
-            publishers.shutdown();
-            int gone = lastKilled;
-            int anyUp = gone % 3 + 1;
-            await().atMost(PATIENCE).pollInterval(Duration.ofMillis(200)).until(() -> processed() >= distinct
-                    && ready(anyUp, queue) == 0);
-            long drained = System.nanoTime();
-            progress.stop();
 
-            assertThat(credits.balances(schema)).isEqualTo(expected);
-            assertThat(processedRows()).as("inbox rows: each distinct id once").isEqualTo(distinct);
-            assertThat(processed()).as("effects run, over both instances").isEqualTo(distinct);
-            assertThat(decisions("duplicate")).as("duplicates recognised")
-                    .isGreaterThanOrEqualTo(plan.size() - distinct);
-            assertThat(decisions("dead-lettered")).isZero();
-            assertThat(ready(anyUp, queue + ".dlq")).as("nothing dead-lettered").isZero();
-            await("both instances' consuming connections, on surviving nodes").atMost(Duration.ofSeconds(60))
-                    .pollInterval(Duration.ofMillis(500)).untilAsserted(() -> assertThat(
-                            cluster.nodesOfConnections("idemkit-consume", anyUp)).hasSize(2).doesNotContain(gone));
+            @Override
+            public long pending() throws Exception {
+                return ready(anyUp(), queue);
+            }
 
-            String report = "| messages | distinct | duplicates in plan | kills | longest pause after a kill | "
-                    + "duplicates seen | publish retries | wall time | totals |\n|---|---|---|---|---|---|---|---|---|\n"
-                    + "| " + plan.size() + " | " + distinct + " | " + (plan.size() - distinct) + " | " + kills() + " | "
-                    + progress.longestAfterKillMillis() + " ms (before the first kill: "
-                    + progress.longestBeforeKillMillis() + " ms) | " + (long) decisions("duplicate") + " | "
-                    + publishRetries + " | " + String.format("%.1f s", (drained - began) / 1e9) + " | exact |\n\n"
-                    + "killed: " + String.join("; ", killed) + "\n";
-            System.out.println("rabbit cluster:\n" + report);
-            Files.writeString(Path.of("target", "rabbit-cluster" + (kills() > 1 ? "-slow" : "") + ".md"), report,
-                    StandardCharsets.UTF_8);
-        } finally {
-            progress.stop();
-            a.close();
-            batched.close();
-            b.close();
-        }
+            @Override
+            public long deadLettered() throws Exception {
+                return ready(anyUp(), queue + ".dlq");
+            }
+        }, "rabbit-cluster" + (kills() > 1 ? "-slow" : ""));
+        int anyUp = gone % 3 + 1;
+        await("both instances' consuming connections, on surviving nodes").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(500)).untilAsserted(() -> assertThat(
+                        cluster.nodesOfConnections("idemkit-consume", anyUp)).hasSize(2).doesNotContain(gone));
     }
 
     /** Which of the consuming connections are on {@code node} (they reconnect in the order of their addresses). */
     private List<Integer> onNode(int node) throws Exception {
         return cluster.nodesOfConnections("idemkit-consume", node).stream().filter(n -> n == node).toList();
-    }
-
-
-    /**
-     * Interleaved slices through both instances; a publish that fails (its node died, the connection is recovering)
-     * is sent again with the same id until the broker confirms it, as any at-least-once producer does. Returns the
-     * number of such retries.
-     */
-    private List<Future<Long>> publish(ExecutorService pool, List<OutgoingMessage> plan) {
-        List<Future<Long>> done = new ArrayList<>();
-        for (int t = 0; t < PUBLISHERS; t++) {
-            int slice = t;
-            Assembly via = t % 2 == 0 ? first : second;
-            done.add(pool.submit(() -> {
-                long retries = 0;
-                for (int i = slice; i < plan.size(); i += PUBLISHERS) {
-                    long deadline = System.nanoTime() + PATIENCE.toNanos();
-                    while (true) {
-                        try {
-                            via.transport().publish(queue, plan.get(i));
-                            break;
-                        } catch (TransportException e) {
-                            if (System.nanoTime() > deadline) {
-                                throw e;
-                            }
-                            retries++;
-                            Thread.sleep(50);
-                        }
-                    }
-                }
-                return retries;
-            }));
-        }
-        return done;
-    }
-
-    private double processed() {
-        return decisions("processed");
-    }
-
-    private double decisions(String decision) {
-        return first.metrics().count("idemkit_messages", "decision", decision)
-                + second.metrics().count("idemkit_messages", "decision", decision);
     }
 
     /** Ready messages in {@code name} (which must exist), asked of node {@code node}. */
@@ -266,72 +172,6 @@ class RabbitClusterIT {
         try (com.rabbitmq.client.Connection c = f.newConnection("idemkit-it-cluster-counts");
                 Channel ch = c.createChannel()) {
             return ch.queueDeclarePassive(name).getMessageCount();
-        }
-    }
-
-    private long processedRows() throws Exception {
-        try (Connection c = TestEnvironment.connect(); PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM " + schema + ".processed_messages WHERE consumer = 'account-credit'")) {
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
-    }
-
-    /**
-     * Samples the processed count every millisecond: the longest stretch without a processed message that ended in the
-     * 30 s after a kill, and for comparison the longest before the first kill.
-     */
-    private final class Progress {
-        private static final long WINDOW = Duration.ofSeconds(30).toNanos();
-        private final List<Long> kills = new java.util.concurrent.CopyOnWriteArrayList<>();
-        private final AtomicLong longestAfter = new AtomicLong();
-        private final AtomicLong longestBefore = new AtomicLong();
-        private volatile boolean running = true;
-
-        Progress() {
-            Thread sampler = new Thread(() -> {
-                double last = -1;
-                long lastChange = System.nanoTime();
-                while (running) {
-                    double now = processed();
-                    long t = System.nanoTime();
-                    if (now != last) {
-                        long gap = last <= 0 ? 0 : t - lastChange; // from the first processed message on
-                        if (kills.isEmpty()) {
-                            longestBefore.accumulateAndGet(gap, Math::max);
-                        } else if (kills.stream().anyMatch(k -> t >= k && t - k <= WINDOW)) {
-                            longestAfter.accumulateAndGet(gap, Math::max);
-                        }
-                        last = now;
-                        lastChange = t;
-                    }
-                    try {
-                        Thread.sleep(1);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
-            }, "cluster-progress");
-            sampler.setDaemon(true);
-            sampler.start();
-        }
-
-        void killedAt(long nanos) {
-            kills.add(nanos);
-        }
-
-        void stop() {
-            running = false;
-        }
-
-        long longestAfterKillMillis() {
-            return longestAfter.get() / 1_000_000;
-        }
-
-        long longestBeforeKillMillis() {
-            return longestBefore.get() / 1_000_000;
         }
     }
 }

@@ -25,12 +25,12 @@ import org.apache.kafka.common.TopicPartition;
  * share consumption, the work topic's records from its share group's start offset (every record before it is
  * acknowledged or archived), counted by the share group's lag.
  */
-final class KafkaCounts implements AutoCloseable {
+public final class KafkaCounts implements AutoCloseable {
     private final Admin admin;
     private final KafkaSettings settings;
     private final Map<String, Known> partitions = new java.util.concurrent.ConcurrentHashMap<>();
 
-    KafkaCounts(KafkaSettings settings) {
+    public KafkaCounts(KafkaSettings settings) {
         this.settings = settings;
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
@@ -38,7 +38,7 @@ final class KafkaCounts implements AutoCloseable {
     }
 
     /** Records of {@code topic} and its retry topics past the group's committed offsets (from the start when none). */
-    long pending(String topic) throws Exception {
+    public long pending(String topic) throws Exception {
         List<String> names = new ArrayList<>();
         names.add(topic);
         for (Duration b : settings.retryBuckets()) {
