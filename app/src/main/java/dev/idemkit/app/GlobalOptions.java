@@ -64,6 +64,9 @@ public final class GlobalOptions {
     @Option(names = "--kafka-consumption", paramLabel = "group|share", description = "Kafka: a consumer group per work topic (partitions in order, the default) or a share group (queue semantics, no order)")
     String kafkaConsumption;
 
+    @Option(names = "--kafka-offsets", paramLabel = "kafka|database", description = "Kafka consumer groups: positions in Kafka's committed offsets only (the default), or also in the PostgreSQL inbox's transactions (the commit of an effect is the commit of its offset)")
+    String kafkaOffsets;
+
     @Option(names = "--sqs-endpoint", paramLabel = "URL", description = "SQS endpoint; absent: embedded ElasticMQ")
     String sqsEndpoint;
 
@@ -159,6 +162,7 @@ public final class GlobalOptions {
         put(f, "sqs.region", sqsRegion);
         put(f, "kafka.bootstrap-servers", kafkaBootstrapServers);
         put(f, "kafka.consumption", kafkaConsumption);
+        put(f, "kafka.offsets", kafkaOffsets);
         put(f, "http.port", httpPort);
         put(f, "http.header-timeout", httpHeaderTimeout);
         put(f, "http.body-timeout", httpBodyTimeout);

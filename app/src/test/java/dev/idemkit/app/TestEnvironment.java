@@ -71,6 +71,20 @@ public final class TestEnvironment {
         return TestPostgres.connect();
     }
 
+    /** Inbox rows of {@code consumer} in {@code schema}; 0 while the schema does not exist yet (serve creates it). */
+    public static long inboxRows(String schema, String consumer) {
+        try (Connection c = connect(); java.sql.PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM " + schema + ".processed_messages WHERE consumer = ?")) {
+            ps.setString(1, consumer);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException notYet) {
+            return 0;
+        }
+    }
+
     public static void dropSchema(String schema) {
         TestPostgres.dropSchema(schema);
     }

@@ -5,10 +5,12 @@ import dev.idemkit.domain.deadletter.AttemptHistory;
 import dev.idemkit.domain.deadletter.AttemptRecord;
 import dev.idemkit.domain.deadletter.DeadLetterHeaders;
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.LogPosition;
 import dev.idemkit.ports.out.TransportException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -62,6 +64,11 @@ final class KafkaDelivery implements Delivery {
 
         /** The delivery was not settled and is given back: the record comes again, after {@code pause} at least. */
         void giveBack(KafkaDelivery delivery, Duration pause);
+
+        /** {@link Delivery#positionAfter}: where the partition stands once these are settled; empty without positions. */
+        default Optional<LogPosition> positionAfter(KafkaDelivery delivery, List<? extends Delivery> together) {
+            return Optional.empty();
+        }
     }
 
     private final Source subscription;
@@ -130,6 +137,11 @@ final class KafkaDelivery implements Delivery {
 
     ConsumerRecord<byte[], byte[]> record() {
         return record;
+    }
+
+    @Override
+    public Optional<LogPosition> positionAfter(List<? extends Delivery> settledTogether) {
+        return settle.positionAfter(this, settledTogether);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.idemkit.adapters.kafka;
 
 import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.LogPositions;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.ports.out.OutgoingMessage;
 import dev.idemkit.ports.out.Subscription;
@@ -37,8 +38,28 @@ public final class KafkaMessageTransport implements MessageTransport {
     private final KafkaDeadLetterQueue deadLetters;
     private final KafkaShareGroups shareGroups;
     private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
+    /** Where the inbox store keeps consumer positions (offsets in the database), or null: Kafka's commits only. */
+    private final LogPositions positions;
 
     public KafkaMessageTransport(KafkaSettings settings) {
+        this(settings, null);
+    }
+
+    /**
+     * A transport whose consumer groups keep their positions in the inbox store's transactions too (docs/ARCHITECTURE.md
+     * section 14: offsets in the database): each delivery reports where its partition stands once it is settled
+     * ({@code Delivery.positionAfter}), the store writes that with the effect, and a consumer given a partition seeks to
+     * the stored position when it is ahead of Kafka's committed offset, which stays committed after settle beside it.
+     *
+     * @param positions where the store's positions are read ({@code InboxStore.positions()}), or null for none
+     * @throws IllegalArgumentException with positions on share consumption (a share group has no offsets to keep)
+     */
+    public KafkaMessageTransport(KafkaSettings settings, LogPositions positions) {
+        if (positions != null && settings.consumption() == KafkaSettings.Consumption.SHARE) {
+            throw new IllegalArgumentException("offsets in the database need a consumer group; a share group"
+                    + " acknowledges each record to the broker and has no offsets to keep");
+        }
+        this.positions = positions;
         this.settings = settings;
         Properties a = new Properties();
         a.putAll(settings.clientProperties());
@@ -49,6 +70,11 @@ public final class KafkaMessageTransport implements MessageTransport {
         this.topics = new KafkaTopics(admin, settings);
         this.deadLetters = new KafkaDeadLetterQueue(settings, topics, producer);
         this.shareGroups = new KafkaShareGroups(admin);
+    }
+
+    /** Whether consumer positions are kept in the inbox store's transactions (offsets in the database). */
+    public boolean keepsPositions() {
+        return positions != null;
     }
 
     /** The producer idemkit ships: idempotent, {@code acks=all}; public so that a benchmark measures this one. */
@@ -138,13 +164,14 @@ public final class KafkaMessageTransport implements MessageTransport {
             shareGroups.prepare(group, settings.group(queue), queue);
             KafkaShareSubscription s = new KafkaShareSubscription(queue, settings, handler, producer,
                     () -> shareGroups.deliveryCountLimit(group),
-                    new KafkaSubscription(queue, settings, handler, producer, () -> { }, false), onClosed);
+                    new KafkaSubscription(queue, settings, handler, producer, () -> { }, false, null), onClosed);
             self[0] = s;
             subscriptions.add(s);
             s.start();
             return s;
         }
-        KafkaSubscription s = new KafkaSubscription(queue, settings, handler, producer, onClosed);
+        KafkaSubscription s = new KafkaSubscription(queue, settings, handler, producer, onClosed, true,
+                positions == null ? null : new KafkaSubscription.Positions(positions, topics::ids));
         self[0] = s;
         subscriptions.add(s);
         s.start();

@@ -1,6 +1,9 @@
 package dev.idemkit.adapters.kafka;
 
+import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.out.LogPosition;
+import dev.idemkit.ports.out.LogPositions;
 import dev.idemkit.ports.out.Subscription;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -70,17 +73,23 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
     private final Runnable onClosed;
     /** Whether this subscription consumes the work topic too, or only its retry topics (beside a share group's). */
     private final boolean workTopic;
+    /** Offsets in the database: where the store keeps positions, and how the topics' ids are read; or null. */
+    private final Positions positions;
+    /** Each assigned topic's id as read at its assignment: a position is written for that log only. */
+    private final Map<String, String> logIds = new ConcurrentHashMap<>();
     private volatile boolean closing;
 
-    KafkaSubscription(String topic, KafkaSettings settings, DeliveryHandler handler,
-            KafkaProducer<byte[], byte[]> producer, Runnable onClosed) {
-        this(topic, settings, handler, producer, onClosed, true);
-    }
+    /** Where the inbox store keeps the group's positions, and the topic ids they are checked against. */
+    record Positions(LogPositions store, java.util.function.Function<Collection<String>, Map<String, String>> ids) {}
 
-    /** @param workTopic false: the retry topics only, for a {@link KafkaShareSubscription} of the work topic */
+    /**
+     * @param workTopic false: the retry topics only, for a {@link KafkaShareSubscription} of the work topic
+     * @param positions where the inbox store keeps this group's positions (offsets in the database), or null
+     */
     KafkaSubscription(String topic, KafkaSettings settings, DeliveryHandler handler,
-            KafkaProducer<byte[], byte[]> producer, Runnable onClosed, boolean workTopic) {
+            KafkaProducer<byte[], byte[]> producer, Runnable onClosed, boolean workTopic, Positions positions) {
         this.workTopic = workTopic;
+        this.positions = positions;
         this.topic = topic;
         this.settings = settings;
         this.handler = handler;
@@ -311,6 +320,25 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
             public void giveBack(KafkaDelivery d, Duration pause) {
                 rewind(d, ledger, r.offset(), pause);
             }
+
+            @Override
+            public Optional<LogPosition> positionAfter(KafkaDelivery d, List<? extends Delivery> together) {
+                if (positions == null) {
+                    return Optional.empty();
+                }
+                Set<Long> offsets = new java.util.HashSet<>();
+                for (Delivery other : together) {
+                    if (other instanceof KafkaDelivery k && k.record().topic().equals(r.topic())
+                            && k.record().partition() == r.partition()) {
+                        offsets.add(k.record().offset());
+                    }
+                }
+                offsets.add(r.offset());
+                String logId = logIds.get(r.topic());
+                long next = ledger.positionAfter(offsets);
+                return next < 0 || logId == null ? Optional.empty()
+                        : Optional.of(new LogPosition(settings.group(topic), r.topic(), r.partition(), next, logId));
+            }
         }, r, ledger.retryTopic());
         handedOut.add(delivery);
         try {
@@ -359,13 +387,79 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
         }
     }
 
+    /**
+     * Offsets in the database: each newly assigned partition starts at the position the inbox store committed with
+     * its effects, where that is ahead of Kafka's committed offset (both say "everything before is settled", so the
+     * further one is right) and not past the partition's end (a topic deleted and created again starts over: its
+     * stored position is ignored, and said so). A store that cannot be read leaves Kafka's offset: records come again
+     * and the inbox absorbs them.
+     */
+    private void seekToStoredPositions(List<TopicPartition> partitions) {
+        try {
+            Set<String> names = new java.util.HashSet<>();
+            partitions.forEach(tp -> names.add(tp.topic()));
+            Map<String, String> ids = positions.ids().apply(names);
+            for (String name : names) {
+                String id = ids.get(name);
+                if (id == null) {
+                    logIds.remove(name);
+                } else {
+                    logIds.put(name, id);
+                }
+            }
+            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new java.util.HashSet<>(partitions),
+                    settings.sendTimeout());
+            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, settings.sendTimeout());
+            for (TopicPartition tp : partitions) {
+                Optional<LogPosition> stored = positions.store().read(settings.group(topic), tp.topic(),
+                        tp.partition());
+                if (stored.isEmpty()) {
+                    continue;
+                }
+                long next = stored.get().next();
+                OffsetAndMetadata c = committed.get(tp);
+                long kafka = c == null ? -1 : c.offset();
+                long end = ends.getOrDefault(tp, Long.MAX_VALUE);
+                if (!stored.get().logId().equals(ids.get(tp.topic()))) {
+                    LOG.warn("topic={} partition={} stored position {} is of another log (topic id {}, now {}: the"
+                            + " topic was created again?): ignored, Kafka's committed offset {} stands", tp.topic(),
+                            tp.partition(), next, stored.get().logId(), ids.get(tp.topic()), kafka);
+                } else if (next > end) {
+                    LOG.warn("topic={} partition={} stored position {} is past the partition's end {}: ignored,"
+                            + " Kafka's committed offset {} stands", tp.topic(), tp.partition(), next, end, kafka);
+                } else if (next > kafka) {
+                    consumer.seek(tp, next);
+                    PartitionLedger ledger = states.get(tp);
+                    if (ledger != null) {
+                        ledger.startAt(next); // Kafka's offset catches up, even with nothing to fetch
+                    }
+                    LOG.info("topic={} partition={} starts at the stored position {} (Kafka's committed offset: {})",
+                            tp.topic(), tp.partition(), next, kafka);
+                }
+            }
+        } catch (RuntimeException e) {
+            // no position is written for these topics until an assignment reads their ids: always safe
+            partitions.forEach(tp -> logIds.remove(tp.topic()));
+            LOG.warn("topic={} stored positions of {} not read ({}): Kafka's committed offsets stand, what comes again"
+                    + " is absorbed by the inbox", topic, partitions, e.toString());
+        }
+    }
+
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            List<TopicPartition> fresh = new ArrayList<>();
             for (TopicPartition tp : partitions) {
-                states.compute(tp, (k, old) -> old != null && !old.revoked() ? old
-                        : new PartitionLedger(k, Optional.ofNullable(retrySchedule.get(k.topic())),
-                                settings.maxQueuedPerPartition()));
+                PartitionLedger kept = states.get(tp);
+                if (kept != null && !kept.revoked()) {
+                    continue;
+                }
+                states.put(tp, new PartitionLedger(tp, Optional.ofNullable(retrySchedule.get(tp.topic())),
+                        settings.maxQueuedPerPartition()));
+                fresh.add(tp);
+            }
+            if (positions != null && !fresh.isEmpty()) {
+                seekToStoredPositions(fresh);
             }
             LOG.info("topic={} assigned {}", topic, partitions);
         }

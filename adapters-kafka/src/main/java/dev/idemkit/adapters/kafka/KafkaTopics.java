@@ -116,6 +116,28 @@ final class KafkaTopics {
         return names;
     }
 
+    /**
+     * The topic ids of {@code names} as the cluster says now (a topic deleted and created again has a new one): what a
+     * stored position is checked against (offsets in the database).
+     *
+     * @throws TransportException when the cluster does not answer
+     */
+    Map<String, String> ids(java.util.Collection<String> names) {
+        try {
+            Map<String, String> ids = new java.util.HashMap<>();
+            admin.describeTopics(names).allTopicNames().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .forEach((name, d) -> ids.put(name, d.topicId().toString()));
+            return ids;
+        } catch (ExecutionException e) {
+            throw new TransportException("could not describe " + names + ": " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("interrupted while describing " + names, e);
+        } catch (TimeoutException e) {
+            throw new TransportException("the broker did not describe " + names + " within " + ADMIN_TIMEOUT, e);
+        }
+    }
+
     /** Creates every topic of {@code topic} that is missing. */
     void ensure(String topic) {
         validWorkTopic(topic);

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.function.Predicate;
@@ -254,6 +255,38 @@ final class PartitionLedger {
         }
         Long first = unsettled.ceiling(Long.MIN_VALUE);
         return first == null ? fetchedUpTo : Math.min(first, fetchedUpTo);
+    }
+
+    /**
+     * The partition starts at {@code offset}, every record before it settled (a position the store committed): the
+     * commit point is {@code offset} until records are fetched, so Kafka's committed offset catches up with it even
+     * when nothing is left to fetch.
+     */
+    synchronized void startAt(long offset) {
+        if (fetchedUpTo < 0) {
+            fetchedUpTo = offset;
+        }
+    }
+
+    /**
+     * The commit point as it will be once the records at {@code offsets} are settled (and nothing else changes): the
+     * lowest other unsettled offset, capped by what was fetched; -1 when nothing was fetched. Only ever lower than the
+     * truth at the moment the settle lands (other records settle meanwhile), never higher: what a store may write
+     * with the effects of those records (offsets in the database).
+     */
+    synchronized long positionAfter(Set<Long> offsets) {
+        if (fetchedUpTo < 0) {
+            return -1;
+        }
+        for (Long o : unsettled) {
+            if (o >= fetchedUpTo) {
+                break;
+            }
+            if (!offsets.contains(o)) {
+                return Math.min(o, fetchedUpTo);
+            }
+        }
+        return fetchedUpTo;
     }
 
     /** Whether every record handed to the handler is settled (what is only queued does not count). */

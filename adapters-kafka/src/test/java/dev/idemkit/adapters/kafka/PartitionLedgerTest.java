@@ -59,6 +59,19 @@ class PartitionLedgerTest {
     }
 
     @Test
+    void aPartitionStartedAtAStoredPositionCommitsItBeforeAnythingIsFetchedAndSkipsWhatLiesBelow() {
+        PartitionLedger ledger = new PartitionLedger(WORK, Optional.empty(), 100);
+        ledger.startAt(7);
+        assertThat(ledger.commitPoint()).as("Kafka's offset catches up with the stored one").isEqualTo(7);
+        ledger.accept(records(WORK, 5, 10)); // a fetch from before the seek
+        assertThat(drain(ledger, 0)).containsExactly(7L, 8L, 9L);
+        assertThat(ledger.positionAfter(java.util.Set.of(7L))).isEqualTo(8);
+        assertThat(ledger.positionAfter(java.util.Set.of(8L))).as("7 is still open").isEqualTo(7);
+        ledger.startAt(3);
+        assertThat(ledger.commitPoint()).as("a second start changes nothing once fetched").isEqualTo(7);
+    }
+
+    @Test
     void aGiveBackBlocksTheRecordAndEverythingAfterItUntilTheyAreFetchedAgainAndThePauseIsOver() {
         PartitionLedger ledger = new PartitionLedger(WORK, Optional.empty(), 100);
         ledger.accept(records(WORK, 0, 6));

@@ -10,6 +10,8 @@ import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.LogPosition;
+import dev.idemkit.ports.out.LogPositions;
 import dev.idemkit.ports.out.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -65,6 +67,23 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
             SELECT fingerprint FROM processed_messages WHERE consumer = ? AND message_id = ?
             """;
 
+    /**
+     * Within one log a position moves only forward: a late write of an older position (a consumer that lost its
+     * partition) changes nothing. A position in another log (the topic was created again) replaces the row.
+     */
+    static final String UPSERT_POSITION = """
+            INSERT INTO consumer_positions (consumer_group, topic, partition_id, next_offset, log_id)
+            VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (consumer_group, topic, partition_id) DO UPDATE
+            SET next_offset = EXCLUDED.next_offset, log_id = EXCLUDED.log_id, updated_at = now()
+            WHERE consumer_positions.next_offset < EXCLUDED.next_offset
+               OR consumer_positions.log_id <> EXCLUDED.log_id
+            """;
+    static final String SELECT_POSITION = """
+            SELECT next_offset, log_id FROM consumer_positions
+            WHERE consumer_group = ? AND topic = ? AND partition_id = ?
+            """;
+
     private final PostgresDatabase db;
 
     public PostgresInboxStore(PostgresDatabase db) {
@@ -73,6 +92,14 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
 
     @Override
     public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint, Effect<? super JpaUnitOfWork, R> effect) {
+        return runOnce(key, fingerprint, List.of(), effect);
+    }
+
+    /** Also writes {@code positions} in the key's transaction when the outcome is acknowledged (not rejected). */
+    @Override
+    public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint, List<LogPosition> positions,
+            Effect<? super JpaUnitOfWork, R> effect) {
+        Objects.requireNonNull(positions, "positions");
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(fingerprint, "fingerprint");
         Objects.requireNonNull(effect, "effect");
@@ -80,10 +107,16 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
             Optional<Guarded<R>> result = Transactions.run(db, "inbox insert", unit -> {
                 KeyFound found = insertOrRead(unit.rawConnection(), key, fingerprint);
                 if (found instanceof KeyFound.Inserted) {
-                    return Optional.of(Guarded.processed(Transactions.effect(effect, unit)));
+                    Guarded<R> ran = Guarded.processed(Transactions.effect(effect, unit));
+                    writePositions(unit.rawConnection(), positions);
+                    return Optional.of(ran);
                 }
                 if (found instanceof KeyFound.Recorded recorded) {
-                    return Optional.of(Guarded.<R>of(Inbox.decide(Optional.of(recorded.fingerprint()), fingerprint)));
+                    Guarded<R> decided = Guarded.of(Inbox.decide(Optional.of(recorded.fingerprint()), fingerprint));
+                    if (!(decided.outcome() instanceof Outcome.Rejected)) {
+                        writePositions(unit.rawConnection(), positions);
+                    }
+                    return Optional.of(decided);
                 }
                 return Optional.<Guarded<R>>empty(); // not visible to this statement: a new transaction decides
             });
@@ -104,16 +137,29 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
      */
     @Override
     public List<Outcome> runBatch(List<InboxDelivery> deliveries, BatchEffect<? super JpaUnitOfWork> effect) {
+        return runBatch(deliveries, List.of(), effect);
+    }
+
+    /** Also writes {@code positions} in the batch's transaction when no outcome is rejected. */
+    @Override
+    public List<Outcome> runBatch(List<InboxDelivery> deliveries, List<LogPosition> positions,
+            BatchEffect<? super JpaUnitOfWork> effect) {
         Objects.requireNonNull(effect, "effect");
+        Objects.requireNonNull(positions, "positions");
         InboxBatch batch = new InboxBatch(deliveries);
         if (deliveries.isEmpty()) {
             return List.of();
         }
-        List<Outcome> outcomes = Transactions.run(db, "inbox batch insert",
-                unit -> batch.run(unit.rawConnection(), fresh -> Transactions.effect(work -> {
-                    effect.run(work, fresh);
-                    return null;
-                }, unit)));
+        List<Outcome> outcomes = Transactions.run(db, "inbox batch insert", unit -> {
+            List<Outcome> decided = batch.run(unit.rawConnection(), fresh -> Transactions.effect(work -> {
+                effect.run(work, fresh);
+                return null;
+            }, unit));
+            if (decided.stream().noneMatch(o -> o instanceof Outcome.Rejected)) {
+                writePositions(unit.rawConnection(), positions);
+            }
+            return decided;
+        });
         LOG.debug("inbox batch of {}: {} new", deliveries.size(), outcomes.stream().filter(Outcome::effectRan).count());
         return outcomes;
     }
@@ -122,6 +168,48 @@ public final class PostgresInboxStore implements InboxStore<JpaUnitOfWork> {
     @Override
     public boolean batchesAtomically() {
         return true;
+    }
+
+    /** Positions are written in the inbox's own transactions, into {@code consumer_positions}. */
+    @Override
+    public boolean keepsPositions() {
+        return true;
+    }
+
+    @Override
+    public LogPositions positions() {
+        return (group, topic, partition) -> Sql.inTransaction(db.dataSource(), "position read", c -> {
+            try (PreparedStatement ps = c.prepareStatement(SELECT_POSITION)) {
+                ps.setString(1, group);
+                ps.setString(2, topic);
+                ps.setInt(3, partition);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(new LogPosition(group, topic, partition, rs.getLong(1),
+                            rs.getString(2))) : Optional.<LogPosition>empty();
+                }
+            }
+        });
+    }
+
+    /** One upsert per partition (batched), in the caller's transaction; positions in a fixed order (lock order). */
+    static void writePositions(Connection c, List<LogPosition> positions) throws SQLException {
+        if (positions.isEmpty()) {
+            return;
+        }
+        List<LogPosition> sorted = new java.util.ArrayList<>(positions);
+        sorted.sort(java.util.Comparator.comparing(LogPosition::group).thenComparing(LogPosition::topic)
+                .thenComparingInt(LogPosition::partition));
+        try (PreparedStatement ps = c.prepareStatement(UPSERT_POSITION)) {
+            for (LogPosition p : sorted) {
+                ps.setString(1, p.group());
+                ps.setString(2, p.topic());
+                ps.setInt(3, p.partition());
+                ps.setLong(4, p.next());
+                ps.setString(5, p.logId());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
     }
 
     @Override

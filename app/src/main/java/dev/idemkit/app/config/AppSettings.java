@@ -37,6 +37,13 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
     public enum KafkaConsumption { GROUP, SHARE }
 
     /**
+     * Where a Kafka consumer group's positions are kept: Kafka's committed offsets only (after settle, the default), or
+     * also the PostgreSQL inbox's transactions (offsets in the database: the commit of an effect is the commit of its
+     * offset, and a consumer given a partition starts there).
+     */
+    public enum KafkaOffsets { KAFKA, DATABASE }
+
+    /**
      * The store: which one, each technology's connection, how long processed keys are kept, and how retention deletes
      * what it no longer keeps.
      */
@@ -107,14 +114,14 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
      */
     public record TransportSettings(TransportKind kind, URI rabbitUri, Map<String, String> rabbitOptions,
             Optional<String> sqsEndpoint, String sqsRegion, String kafkaBootstrapServers, int concurrency,
-            KafkaConsumption kafkaConsumption) {
+            KafkaConsumption kafkaConsumption, KafkaOffsets kafkaOffsets) {
         public TransportSettings {
             rabbitOptions = Map.copyOf(rabbitOptions);
         }
 
         public TransportSettings withKind(TransportKind other) {
             return new TransportSettings(other, rabbitUri, rabbitOptions, sqsEndpoint, sqsRegion, kafkaBootstrapServers,
-                    concurrency, kafkaConsumption);
+                    concurrency, kafkaConsumption, kafkaOffsets);
         }
 
         @Override
@@ -123,7 +130,7 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                     + rabbitOptions + ", sqsEndpoint="
                     + sqsEndpoint.orElse("(embedded)") + ", sqsRegion=" + sqsRegion + ", kafkaBootstrapServers="
                     + kafkaBootstrapServers + ", concurrency=" + concurrency + ", kafkaConsumption=" + kafkaConsumption
-                    + "]";
+                    + ", kafkaOffsets=" + kafkaOffsets + "]";
         }
     }
 
@@ -323,7 +330,19 @@ public record AppSettings(StoreSettings store, TransportSettings transport, Retr
                 s.get("sqs.region").orElse("us-east-1"),
                 kafkaBootstrapServers(s),
                 integer(s, "concurrency", 4, 1, 256),
-                parseEnum(s, "kafka.consumption", KafkaConsumption.class, KafkaConsumption.GROUP));
+                parseEnum(s, "kafka.consumption", KafkaConsumption.class, KafkaConsumption.GROUP),
+                parseEnum(s, "kafka.offsets", KafkaOffsets.class, KafkaOffsets.KAFKA));
+        if (transport.kafkaOffsets() == KafkaOffsets.DATABASE) {
+            if (storeKind != StoreKind.POSTGRES) {
+                throw new ConfigException("kafka.offsets", "offsets in the database need the PostgreSQL store (the"
+                        + " positions are written in its transactions), got store " + storeKind.name()
+                        .toLowerCase(java.util.Locale.ROOT));
+            }
+            if (transport.kafkaConsumption() != KafkaConsumption.GROUP) {
+                throw new ConfigException("kafka.offsets", "offsets in the database need kafka.consumption=group: a"
+                        + " share group acknowledges each record to the broker and has no offsets to keep");
+            }
+        }
         RetrySettings retry = new RetrySettings(maxAttempts,
                 duration(s, "backoff.base", Duration.ofSeconds(1)), duration(s, "backoff.cap", Duration.ofSeconds(60)));
         DeadLetterSettings deadLetters = new DeadLetterSettings(duration(s, "dlq.retention", Duration.ofDays(4)),

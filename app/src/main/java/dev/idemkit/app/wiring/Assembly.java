@@ -108,7 +108,7 @@ public final class Assembly implements AutoCloseable {
         StoreBinding<?> store = null;
         try {
             store = StoreBinding.start(settings, engines);
-            TransportBinding transport = TransportBinding.start(settings, engines);
+            TransportBinding transport = TransportBinding.start(settings, engines, store);
             return new Assembly(settings, engines, store, transport);
         } catch (RuntimeException e) {
             if (store != null) {

@@ -44,7 +44,8 @@ public final class AssemblyWorkbench implements Workbench {
             return new BindingBroker(configured, assembly.engines(), false);
         }
         AppSettings asSqs = assembly.settings().withTransport(assembly.settings().transport().withKind(AppSettings.TransportKind.SQS));
-        return new BindingBroker(TransportBinding.start(asSqs, assembly.engines()), assembly.engines(), true);
+        return new BindingBroker(TransportBinding.start(asSqs, assembly.engines(), assembly.store()), assembly.engines(),
+                true);
     }
 
     @Override

@@ -4,6 +4,8 @@ import dev.idemkit.adapters.kafka.KafkaMessageTransport;
 import dev.idemkit.adapters.kafka.KafkaSettings;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.ports.out.DeadLetterQueue;
+import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.LogPositions;
 import dev.idemkit.ports.out.MessageTransport;
 import java.time.Duration;
 import java.util.List;
@@ -20,9 +22,19 @@ final class KafkaBinding implements TransportBinding {
         this.transport = transport;
     }
 
-    /** Connects, and fails within 10 s naming the servers when no broker answers. */
-    static KafkaBinding start(AppSettings s) {
-        KafkaMessageTransport transport = new KafkaMessageTransport(settings(s));
+    /**
+     * Connects, and fails within 10 s naming the servers when no broker answers; with {@code kafka.offsets=database}
+     * the consumer groups keep their positions in {@code inbox}'s transactions too.
+     */
+    static KafkaBinding start(AppSettings s, InboxStore<?> inbox) {
+        LogPositions positions = null;
+        if (s.transport().kafkaOffsets() == AppSettings.KafkaOffsets.DATABASE) {
+            if (!inbox.keepsPositions()) {
+                throw new IllegalStateException("kafka.offsets=database: the store keeps no positions");
+            }
+            positions = inbox.positions();
+        }
+        KafkaMessageTransport transport = new KafkaMessageTransport(settings(s), positions);
         try {
             transport.awaitBroker(Duration.ofSeconds(10));
         } catch (RuntimeException e) {
@@ -52,7 +64,9 @@ final class KafkaBinding implements TransportBinding {
     public String description() {
         return "Kafka at " + transport.settings().bootstrapServers() + " (idempotent producer, acks=all; "
                 + (transport.settings().consumption() == KafkaSettings.Consumption.SHARE
-                        ? "share groups: each record acknowledged after its settle)" : "commit after settle)");
+                        ? "share groups: each record acknowledged after its settle)"
+                        : transport.keepsPositions() ? "offsets in the database: each position committed with its"
+                                + " effects, and in Kafka after settle)" : "commit after settle)");
     }
 
     @Override

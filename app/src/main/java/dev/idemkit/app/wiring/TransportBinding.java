@@ -13,11 +13,12 @@ import java.util.List;
 public interface TransportBinding extends AutoCloseable {
 
     /** The binding the settings name: {@link RabbitBinding}, {@link SqsBinding} or {@link KafkaBinding}. */
-    static TransportBinding start(AppSettings settings, EmbeddedEngines engines) {
+    /** @param store the store, whose transactions keep Kafka's positions with {@code kafka.offsets=database} */
+    static TransportBinding start(AppSettings settings, EmbeddedEngines engines, StoreBinding<?> store) {
         return switch (settings.transport().kind()) {
             case RABBIT -> RabbitBinding.start(settings);
             case SQS -> SqsBinding.start(settings, engines);
-            case KAFKA -> KafkaBinding.start(settings);
+            case KAFKA -> KafkaBinding.start(settings, store.inbox());
         };
     }
 

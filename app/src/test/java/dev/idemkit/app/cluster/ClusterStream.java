@@ -15,9 +15,6 @@ import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -180,14 +177,8 @@ final class ClusterStream {
     }
 
     /** The credit consumer's inbox rows. */
-    private long processedRows() throws Exception {
-        try (Connection c = TestEnvironment.connect(); PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM " + schema + ".processed_messages WHERE consumer = 'account-credit'")) {
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+    private long processedRows() {
+        return TestEnvironment.inboxRows(schema, "account-credit");
     }
 
     /** The run's table row, printed and written to {@code target/<name>.md}. */

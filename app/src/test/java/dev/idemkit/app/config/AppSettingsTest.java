@@ -143,6 +143,24 @@ class AppSettingsTest {
     }
 
     @Test
+    void kafkaOffsetsStayInKafkaUnlessTheDatabaseIsChosenWhichNeedsPostgresAndAConsumerGroup() {
+        assertThat(AppSettings.resolve(new Sources(Map.of("transport", "kafka"), Map.of(), new Properties()))
+                .transport().kafkaOffsets()).isEqualTo(AppSettings.KafkaOffsets.KAFKA);
+        assertThat(AppSettings.resolve(new Sources(Map.of("transport", "kafka"),
+                Map.of("IDEMKIT_KAFKA_OFFSETS", "database"), new Properties())).transport().kafkaOffsets())
+                .isEqualTo(AppSettings.KafkaOffsets.DATABASE);
+        assertThatThrownBy(() -> AppSettings.resolve(new Sources(Map.of("transport", "kafka", "store", "redis",
+                "kafka.offsets", "database"), Map.of(), new Properties()))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("kafka.offsets").hasMessageContaining("PostgreSQL store");
+        assertThatThrownBy(() -> AppSettings.resolve(new Sources(Map.of("transport", "kafka", "kafka.consumption",
+                "share", "kafka.offsets", "database"), Map.of(), new Properties()))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("kafka.offsets").hasMessageContaining("kafka.consumption=group");
+        assertThatThrownBy(() -> AppSettings.resolve(new Sources(Map.of("kafka.offsets", "zookeeper"), Map.of(),
+                new Properties()))).isInstanceOf(ConfigException.class).hasMessageContaining("kafka.offsets")
+                .hasMessageContaining("kafka or database");
+    }
+
+    @Test
     void aBlankValueCountsAsAbsentAndValuesAreStripped() {
         Sources s = new Sources(Map.of("store", "  ", "transport", " rabbit "), Map.of(), new Properties());
 

@@ -29,6 +29,8 @@ import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
  *       copy (it carries the approval) and before the dead letter's delete;
  *   <li>Kafka: after {@code KafkaMessageTransport.sendAndWait} returned (the broker acked the copy): a retry copy or a
  *       dead letter before the original's offset is settled, a redrive copy before its id is recorded as redriven.
+ *   <li>PostgreSQL: after the inbox store's {@code runOnce} or {@code runBatch} (with positions) returned, its
+ *       transaction committed, and before the flow settles anything with the broker;
  *   <li>The payments API: after {@code PaymentCharger.created} (the ledger charged; the response is not stored with
  *       the key) and after {@code RedisIdempotencyRecords.complete} returned (stored; the client has no answer).
  * </ul>
@@ -59,6 +61,13 @@ public final class CrashAgent {
                     "sendAndWait(Lorg/apache/kafka/clients/producer/KafkaProducer;"
                             + "Lorg/apache/kafka/clients/producer/ProducerRecord;Ljava/time/Duration;)V",
                     new Hook("kafkaSent", "(Lorg/apache/kafka/clients/producer/ProducerRecord;)V", 1)),
+            // the inbox's transaction committed, returned to the flow, before any settle (offsets in the database)
+            "dev/idemkit/adapters/postgres/PostgresInboxStore", Map.of(
+                    "runOnce(Ldev/idemkit/domain/inbox/InboxKey;Ldev/idemkit/domain/Fingerprint;Ljava/util/List;"
+                            + "Ldev/idemkit/ports/out/Effect;)Ldev/idemkit/ports/out/Guarded;",
+                    new Hook("inboxCommitted", "()V", -1),
+                    "runBatch(Ljava/util/List;Ljava/util/List;Ldev/idemkit/ports/out/BatchEffect;)Ljava/util/List;",
+                    new Hook("inboxCommitted", "()V", -1)),
             "dev/idemkit/app/payments/PaymentCharger", Map.of(
                     "created(Ldev/idemkit/app/payments/Payment;)Ldev/idemkit/domain/httpkey/StoredResponse;",
                     new Hook("paymentCharged", "()V", -1)),
@@ -134,6 +143,11 @@ public final class CrashAgent {
     /** An SQS SendMessage returned. */
     public static void sqsSent(SendMessageRequest request) {
         CrashProbe.sqsSent(request.queueUrl(), request.messageAttributes().containsKey("x-idemkit-redrive-approved-by"));
+    }
+
+    /** The PostgreSQL inbox's transaction committed; nothing is settled with the broker yet. */
+    public static void inboxCommitted() {
+        CrashProbe.reached(CrashPoint.AFTER_COMMIT_IN_STORE);
     }
 
     /** The payments ledger charged; the response is not stored yet. */

@@ -90,7 +90,7 @@ public final class CrashChild {
         long effectMillis = Long.getLong("idemkit.crash.effectMillis", 0);
 
         Store store = combination.store == Combination.Store.POSTGRES ? new PostgresChildStore() : new RedisChildStore();
-        MessageTransport transport = transport(combination);
+        MessageTransport transport = transport(combination, store);
         DeadLetterQueue dlq = transport instanceof RabbitMessageTransport r ? r.deadLetterQueue()
                 : transport instanceof KafkaMessageTransport k ? k.deadLetters()
                 : ((SqsMessageTransport) transport).deadLetters();
@@ -183,7 +183,7 @@ public final class CrashChild {
         }
     }
 
-    private static MessageTransport transport(Combination c) {
+    private static MessageTransport transport(Combination c, Store store) {
         if (c.transport == Combination.Transport.RABBIT) {
             return new RabbitMessageTransport(RabbitSettings.fromEnvironment().withConsumers(2).withPrefetch(10)
                     .withMaxAttemptsHint(5), Clock.system(), System.getProperty("idemkit.crash.connection", "crash"));
@@ -192,7 +192,8 @@ public final class CrashChild {
             // a killed child's partitions go to the next one when its 2 s session expires (the test broker's minimum)
             return new KafkaMessageTransport(KafkaSettings.defaults(System.getProperty("idemkit.crash.kafka"))
                     .withConcurrency(4).withSessionTimeout(Duration.ofSeconds(2)).withCloseGrace(Duration.ofSeconds(5))
-                    .withConsumption(c.share ? KafkaSettings.Consumption.SHARE : KafkaSettings.Consumption.GROUP));
+                    .withConsumption(c.share ? KafkaSettings.Consumption.SHARE : KafkaSettings.Consumption.GROUP),
+                    c.positionsInStore ? ((PostgresChildStore) store).inbox.positions() : null);
         }
         return new SqsMessageTransport(SqsSettings.local(URI.create(System.getProperty("idemkit.crash.sqsEndpoint")))
                 .withWaitTimeSeconds(1).withMaxConcurrentHandlers(4).withVisibility(Duration.ofSeconds(3),

@@ -586,6 +586,9 @@ final class CrashHarness implements AutoCloseable {
             }
         }
         int unsettled = (int) pending(queue);
+        if (combination.positionsInStore && storedPositions(queue) == 0) {
+            problems.add("offsets in the database: no position of " + queue + " was stored");
+        }
         if (point == CrashPoint.REDRIVE_PUBLISHED_BEFORE_REMOVAL && !deadIds.isEmpty()) {
             problems.add("dead letters left after the redrive: " + deadIds);
         }
@@ -733,6 +736,20 @@ final class CrashHarness implements AutoCloseable {
     // ---------------------------------------------------------------- what the store and the broker hold
 
     /** Effects per message id of one consumer. */
+    /** Rows of {@code consumer_positions} for the work topic (the child keeps its group's positions there). */
+    private long storedPositions(String queue) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM consumer_positions WHERE topic = ? AND next_offset > 0")) {
+            ps.setString(1, queue);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long n = rs.getLong(1);
+                c.rollback();
+                return n;
+            }
+        }
+    }
+
     Map<String, Integer> effects(String consumer) throws SQLException {
         Map<String, Integer> out = new HashMap<>();
         if (db != null) {

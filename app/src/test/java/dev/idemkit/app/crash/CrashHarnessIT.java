@@ -39,7 +39,7 @@ class CrashHarnessIT {
     /** Per combination, the kills of its chain. */
     static Stream<Arguments> chains() {
         return Stream.of(Combination.PG_RABBIT, Combination.PG_SQS, Combination.PG_KAFKA, Combination.PG_KAFKA_SHARE,
-                Combination.REDIS_RABBIT).map(c -> Arguments.of(c, steps(c)));
+                Combination.PG_KAFKA_DB, Combination.REDIS_RABBIT).map(c -> Arguments.of(c, steps(c)));
     }
 
     /** {@link #chains()}, or only the combinations named by {@code -Didemkit.crash.only=PG_KAFKA,...}. */

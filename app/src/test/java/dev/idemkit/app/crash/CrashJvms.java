@@ -12,18 +12,18 @@ import net.bytebuddy.agent.ByteBuddyAgent;
  * The crash tests' child JVMs: this test's class path, the Byte Buddy agent (so that {@link CrashAgent} can arm its
  * crash points in the child), logs under {@code target/crash-logs}.
  */
-final class CrashJvms {
+public final class CrashJvms {
     private CrashJvms() {}
 
     /** Starts {@code mainClass} with the system properties {@code props} and the test's environment plus {@code env}. */
-    static ChildJvm start(String mainClass, Map<String, String> props, Map<String, String> env, String logName)
+    public static ChildJvm start(String mainClass, Map<String, String> props, Map<String, String> env, String logName)
             throws IOException {
         return start(mainClass, List.of(), props, env, logName);
     }
 
     /** As above, with command-line arguments. */
-    static ChildJvm start(String mainClass, List<String> args, Map<String, String> props, Map<String, String> env,
-            String logName) throws IOException {
+    public static ChildJvm start(String mainClass, List<String> args, Map<String, String> props,
+            Map<String, String> env, String logName) throws IOException {
         return ChildJvm.of(mainClass).jvmOptions("-javaagent:" + agentJar()).properties(props).env(env).args(args)
                 .log(Path.of("target", "crash-logs"), logName).start();
     }

@@ -20,13 +20,19 @@ public enum CrashPoint {
      * offset is not settled; a share group: not accepted). SQS retries in place.
      */
     RETRY_REPUBLISHED_BEFORE_ACK(EnumSet.of(Combination.PG_RABBIT, Combination.REDIS_RABBIT, Combination.PG_KAFKA,
-            Combination.PG_KAFKA_SHARE)),
+            Combination.PG_KAFKA_DB, Combination.PG_KAFKA_SHARE)),
     /** A dead letter's copy is confirmed on its way to the DLQ; the original is not removed. */
     DEAD_LETTERED_BEFORE_REMOVAL(EnumSet.allOf(Combination.class)),
     /** A redrive's copy is confirmed in the work queue; the dead letter is not removed from the DLQ. */
     REDRIVE_PUBLISHED_BEFORE_REMOVAL(EnumSet.allOf(Combination.class)),
     /** SIGTERM was sent and the consumer is closing (deliveries settling); SIGKILL lands during that. */
     DURING_SHUTDOWN(EnumSet.allOf(Combination.class)),
+    /**
+     * The PostgreSQL inbox's transaction committed (keys, effects and, with offsets in the database, the positions),
+     * returned from the store, nothing settled with the broker yet: {@code serve} killed there
+     * ({@code KafkaOffsetsInDatabaseIT}, woven by {@link CrashAgent}).
+     */
+    AFTER_COMMIT_IN_STORE(EnumSet.noneOf(Combination.class)),
     /** The outbox relay holds its rows and is about to publish one (the relay's points: {@link OutboxCrashIT}). */
     OUTBOX_BEFORE_PUBLISH(EnumSet.noneOf(Combination.class)),
     /** The broker confirmed an outbox row; the relay has not marked it sent. */

@@ -11,9 +11,6 @@ import dev.idemkit.app.wiring.EmbeddedEngines;
 import dev.idemkit.ports.out.OutgoingMessage;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -67,16 +64,8 @@ class ServeShutdownIT {
         }
     }
 
-    private static long processed(String schema) throws Exception {
-        try (Connection c = TestEnvironment.connect(); PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM " + schema + ".processed_messages WHERE consumer = 'account-credit'")) {
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        } catch (java.sql.SQLException notYet) {
-            return 0; // the schema is created when serve starts
-        }
+    private static long processed(String schema) {
+        return TestEnvironment.inboxRows(schema, "account-credit");
     }
 
     private static long pending(URI endpoint, String queue) {

@@ -88,6 +88,51 @@ public interface Delivery {
         }
     }
 
+    /**
+     * Where this delivery's partition stands once it and {@code settledTogether} (which may include it) are settled
+     * by the commit the position is written in: every record before the position is then settled. Empty (the
+     * default) for a transport without positions, or with them off. A wrapper that does not pass this on keeps
+     * positions from being written, which is safe.
+     */
+    default Optional<LogPosition> positionAfter(List<? extends Delivery> settledTogether) {
+        return Optional.empty();
+    }
+
+    /**
+     * The positions of every partition among {@code deliveries} once all of them are settled, one per partition (the
+     * highest, when several deliveries of one partition answer): what a store that keeps positions writes in the
+     * transaction whose commit settles them.
+     */
+    static List<LogPosition> positionsAfter(List<? extends Delivery> deliveries) {
+        List<LogPosition> positions = new ArrayList<>();
+        for (Delivery d : deliveries) {
+            Optional<LogPosition> p;
+            try {
+                p = d.positionAfter(deliveries);
+            } catch (RuntimeException e) {
+                continue; // no position is written for it: safe, the consumer's own commit covers it later
+            }
+            if (p.isEmpty()) {
+                continue;
+            }
+            boolean merged = false;
+            for (int i = 0; i < positions.size(); i++) {
+                LogPosition known = positions.get(i);
+                if (known.samePartition(p.get())) {
+                    if (p.get().next() > known.next()) {
+                        positions.set(i, p.get());
+                    }
+                    merged = true;
+                    break;
+                }
+            }
+            if (!merged) {
+                positions.add(p.get());
+            }
+        }
+        return positions;
+    }
+
     /** A transport's way of acknowledging several of its deliveries at once. */
     interface BulkAck {
         /**

@@ -62,6 +62,41 @@ public interface InboxStore<U extends UnitOfWork> {
         return false;
     }
 
+    /**
+     * Whether this store writes {@link LogPosition}s in the unit of work of {@link #runOnce(InboxKey, Fingerprint,
+     * List, Effect)} and {@link #runBatch(List, List, BatchEffect)}, and reads them back ({@link #positions}).
+     */
+    default boolean keepsPositions() {
+        return false;
+    }
+
+    /** Where the positions this store keeps are read; only for a store that {@link #keepsPositions}. */
+    default LogPositions positions() {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no log positions");
+    }
+
+    /**
+     * {@link #runOnce(InboxKey, Fingerprint, Effect)}, and in the same unit of work the {@code positions} (those a
+     * delivery reports for itself: {@link Delivery#positionsAfter}) when the outcome is one the caller acknowledges
+     * (processed, duplicate, stale), never when it is rejected (that delivery is dead-lettered after the commit: a
+     * position past it would lose it in a crash in between). A stored position never moves back within one log.
+     * A store that does not {@link #keepsPositions} ignores them (the default): writing no position is always safe,
+     * the consumer's own commits cover the same records later.
+     */
+    default <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint, List<LogPosition> positions,
+            Effect<? super U, R> effect) {
+        return runOnce(key, fingerprint, effect);
+    }
+
+    /**
+     * {@link #runBatch(List, BatchEffect)}, and in the same unit of work the {@code positions} when no outcome is
+     * rejected; a store that does not {@link #keepsPositions} (or does not {@link #batchesAtomically}) ignores them.
+     */
+    default List<Outcome> runBatch(List<InboxDelivery> deliveries, List<LogPosition> positions,
+            BatchEffect<? super U> effect) {
+        return runBatch(deliveries, effect);
+    }
+
     /** The fingerprint recorded for {@code key}, empty when the key has not been processed (or was purged). */
     Optional<Fingerprint> recorded(InboxKey key);
 

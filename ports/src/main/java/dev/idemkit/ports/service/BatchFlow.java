@@ -4,10 +4,12 @@ import dev.idemkit.domain.Message;
 import dev.idemkit.domain.Outcome;
 import dev.idemkit.domain.inbox.InboxDelivery;
 import dev.idemkit.domain.inbox.InboxKey;
+import dev.idemkit.ports.out.BatchEffect;
 import dev.idemkit.ports.out.ConsumerEvents.Decision;
 import dev.idemkit.ports.out.ConsumerEvents.Observation;
 import dev.idemkit.ports.out.Delivery;
 import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.LogPosition;
 import dev.idemkit.ports.out.UnitOfWork;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -134,7 +136,7 @@ public final class BatchFlow<U extends UnitOfWork> {
         long began = System.nanoTime();
         List<Outcome> outcomes;
         try {
-            outcomes = runBatch(deliveries, firstOf);
+            outcomes = runBatch(deliveries, positions(taken), firstOf);
         } catch (RuntimeException | Error first) {
             // an Error of the effect too (an AssertionError, a class that failed to load): a failed batch, handed
             // on like any other, never a thread's end with deliveries in hand
@@ -144,7 +146,7 @@ public final class BatchFlow<U extends UnitOfWork> {
             // once more, whole: concurrent batches that locked rows in different orders lose one of them to a
             // deadlock, and its second run usually passes; a batch with a poison message fails again
             try {
-                outcomes = runBatch(deliveries, firstOf);
+                outcomes = runBatch(deliveries, positions(taken), firstOf);
             } catch (RuntimeException | Error e) {
                 if (e instanceof VirtualMachineError vme) {
                     throw vme;
@@ -196,6 +198,19 @@ public final class BatchFlow<U extends UnitOfWork> {
         return new Result(acks.size(), single, unsettled, ran - began, System.nanoTime() - ran);
     }
 
+    /**
+     * Where the batch's partitions stand once all of it is settled, for a store that commits them with the batch
+     * (section 14: offsets in the database); none otherwise.
+     */
+    private List<LogPosition> positions(List<Item> taken) {
+        if (!inbox.keepsPositions()) {
+            return List.of();
+        }
+        List<Delivery> deliveries = new ArrayList<>(taken.size());
+        taken.forEach(item -> deliveries.add(item.delivery()));
+        return Delivery.positionsAfter(deliveries);
+    }
+
     /** The first delivery of a key in the batch, and where it arrived among the batch's keys. */
     private record Arrival(int index, Message message) {}
 
@@ -203,8 +218,9 @@ public final class BatchFlow<U extends UnitOfWork> {
      * The store's step; the effect gets the new messages in the order they arrived (a store may hand them over in its
      * own order: PostgreSQL sorts the keys it inserts, so that concurrent batches lock them in one order).
      */
-    private List<Outcome> runBatch(List<InboxDelivery> deliveries, Map<InboxKey, Arrival> firstOf) {
-        List<Outcome> outcomes = inbox.runBatch(deliveries, (work, fresh) -> {
+    private List<Outcome> runBatch(List<InboxDelivery> deliveries, List<LogPosition> positions,
+            Map<InboxKey, Arrival> firstOf) {
+        BatchEffect<U> effect = (work, fresh) -> {
             List<Arrival> arrivals = new ArrayList<>(fresh.size());
             for (InboxDelivery d : fresh) {
                 arrivals.add(firstOf.get(d.key()));
@@ -215,7 +231,9 @@ public final class BatchFlow<U extends UnitOfWork> {
                 messages.add(a.message());
             }
             batchHandler.handle(messages, work);
-        });
+        };
+        List<Outcome> outcomes = positions.isEmpty() ? inbox.runBatch(deliveries, effect)
+                : inbox.runBatch(deliveries, positions, effect);
         if (outcomes.size() != deliveries.size()) {
             throw new IllegalStateException(outcomes.size() + " outcomes for " + deliveries.size() + " deliveries");
         }

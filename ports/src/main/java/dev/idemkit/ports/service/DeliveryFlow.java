@@ -12,11 +12,14 @@ import dev.idemkit.ports.out.ConsumerEvents;
 import dev.idemkit.ports.out.ConsumerEvents.Decision;
 import dev.idemkit.ports.out.ConsumerEvents.Observation;
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.LogPosition;
 import dev.idemkit.ports.out.UnitOfWork;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -154,10 +157,16 @@ public final class DeliveryFlow {
             long started = System.nanoTime();
             Guarded<Void> result;
             try (ConsumerEvents.Scope ignored = observation.enter()) {
-                result = inbox.runOnce(key(message), message.fingerprint(), work -> {
+                // where the delivery's partition stands once it is settled, committed with its effect where the
+                // store keeps positions (section 14: offsets in the database)
+                List<LogPosition> positions = inbox.keepsPositions() ? Delivery.positionsAfter(List.of(delivery))
+                        : List.of();
+                Effect<U, Void> effect = work -> {
                     handler.handle(message, work);
                     return null;
-                });
+                };
+                result = positions.isEmpty() ? inbox.runOnce(key(message), message.fingerprint(), effect)
+                        : inbox.runOnce(key(message), message.fingerprint(), positions, effect);
             } catch (Throwable failure) {
                 if (failure instanceof VirtualMachineError vme) {
                     throw vme;

@@ -1,6 +1,7 @@
 package dev.idemkit.ports.forwarding;
 
 import dev.idemkit.ports.out.Delivery;
+import dev.idemkit.ports.out.LogPosition;
 
 import java.util.ArrayList;
 import java.util.Map;
@@ -72,6 +73,16 @@ public abstract class ForwardingDelivery implements Delivery {
     @Override
     public void ack() {
         delegate.ack();
+    }
+
+    /** The delegate's position, with the deliveries settled together unwrapped, as the delegate's transport sees them. */
+    @Override
+    public Optional<LogPosition> positionAfter(List<? extends Delivery> settledTogether) {
+        List<Delivery> delegates = new ArrayList<>(settledTogether.size());
+        for (Delivery d : settledTogether) {
+            delegates.add(d instanceof ForwardingDelivery f ? f.delegate : d);
+        }
+        return delegate.positionAfter(delegates);
     }
 
     @Override

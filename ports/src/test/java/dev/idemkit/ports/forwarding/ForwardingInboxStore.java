@@ -9,6 +9,8 @@ import dev.idemkit.ports.out.Effect;
 import dev.idemkit.ports.out.Guarantee;
 import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
+import dev.idemkit.ports.out.LogPosition;
+import dev.idemkit.ports.out.LogPositions;
 import dev.idemkit.ports.out.UnitOfWork;
 import java.util.List;
 import java.util.Objects;
@@ -37,6 +39,31 @@ public abstract class ForwardingInboxStore<U extends UnitOfWork> implements Inbo
     @Override
     public List<Outcome> runBatch(List<InboxDelivery> deliveries, BatchEffect<? super U> effect) {
         return delegate.runBatch(deliveries, effect);
+    }
+
+    /** Without positions through {@link #runOnce(InboxKey, Fingerprint, Effect)}, which a subclass may override. */
+    @Override
+    public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint, List<LogPosition> positions,
+            Effect<? super U, R> effect) {
+        return positions.isEmpty() ? runOnce(key, fingerprint, effect)
+                : delegate.runOnce(key, fingerprint, positions, effect);
+    }
+
+    /** Without positions through {@link #runBatch(List, BatchEffect)}, which a subclass may override. */
+    @Override
+    public List<Outcome> runBatch(List<InboxDelivery> deliveries, List<LogPosition> positions,
+            BatchEffect<? super U> effect) {
+        return positions.isEmpty() ? runBatch(deliveries, effect) : delegate.runBatch(deliveries, positions, effect);
+    }
+
+    @Override
+    public boolean keepsPositions() {
+        return delegate.keepsPositions();
+    }
+
+    @Override
+    public LogPositions positions() {
+        return delegate.positions();
     }
 
     @Override

@@ -1,0 +1,116 @@
+package dev.idemkit.app.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.idemkit.adapters.kafka.KafkaBroker;
+import dev.idemkit.adapters.kafka.KafkaMessageTransport;
+import dev.idemkit.adapters.kafka.KafkaSettings;
+import dev.idemkit.app.CreditPlan;
+import dev.idemkit.app.TestEnvironment;
+import dev.idemkit.app.config.AppSettings;
+import dev.idemkit.app.config.Sources;
+import dev.idemkit.app.consumers.AccountCredit;
+import dev.idemkit.app.crash.KafkaCounts;
+import dev.idemkit.app.wiring.Assembly;
+import dev.idemkit.app.wiring.ConsumerKind;
+import dev.idemkit.ports.out.LogPositions;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.ports.out.Subscription;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Offsets in the database across rebalances: two instances with {@code kafka.offsets=database} on one topic; the
+ * second joins when a third of the credits is in, the first leaves at two thirds (each a rebalance: the partitions
+ * that move start at their stored positions). Every account ends exact, and every partition's stored position is the
+ * partition's end: each committed with the effects it covers, whichever instance held the partition then. (One record
+ * per transaction here: a partition's records run one after another, so its last transaction's position is its end.
+ * Batches of one partition may commit in either order, and then a stored position can stay behind a batch whose
+ * neighbour was still open; Kafka's committed offset, the further one then, covers it. The crash chain kills the
+ * batched path.)
+ */
+class KafkaPositionsRebalanceIT {
+    private static final int CREDITS = 3_000;
+
+    @Test
+    void positionsFollowTheEffectsAcrossTwoRebalancesAndEndAtEachPartitionsEnd() throws Exception {
+        String schema = TestEnvironment.unique("app_it_kafka_positions");
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        String topic = AccountCredit.QUEUE + ".positions-" + run;
+        CreditPlan credits = CreditPlan.of(new SplittableRandom(run.hashCode()), CREDITS, 0.3, 5, "positions-" + run);
+        long distinct = credits.distinct();
+        Assembly first = Assembly.start(settings(schema));
+        Assembly second = null;
+        Subscription a = null;
+        Subscription b = null;
+        KafkaMessageTransport kafka = (KafkaMessageTransport) first.transport();
+        try (KafkaCounts counts = new KafkaCounts(kafka.settings());
+                Admin admin = Admin.create(Map.of("bootstrap.servers", KafkaBroker.shared().bootstrapServers()))) {
+            assertThat(kafka.keepsPositions()).isTrue();
+            a = first.transport().subscribe(topic, first.consumer(ConsumerKind.CREDIT_ACCOUNT));
+            for (OutgoingMessage m : credits.messages()) {
+                kafka.publishAsync(topic, m);
+            }
+            await().atMost(Duration.ofSeconds(120)).until(() -> processed(first) >= distinct / 3);
+            second = Assembly.start(settings(schema));
+            Assembly joined = second;
+            b = second.transport().subscribe(topic, second.consumer(ConsumerKind.CREDIT_ACCOUNT));
+            await().atMost(Duration.ofSeconds(120)).until(() -> processed(first) + processed(joined)
+                    >= 2 * distinct / 3);
+            a.close();
+            a = null;
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
+                    processed(first) + processed(joined) >= distinct && counts.pending(topic) == 0);
+
+            assertThat(credits.balances(schema)).isEqualTo(credits.expectedBalances());
+            assertThat(processed(first) + processed(second)).as("each distinct credit once").isEqualTo(distinct);
+            assertThat(processed(second)).as("the second instance took partitions over").isPositive();
+            LogPositions positions = first.store().inbox().positions();
+            KafkaSettings settings = kafka.settings();
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (int p = 0; p < settings.partitions(); p++) {
+                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+            }
+            var ends = admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS);
+            for (int p = 0; p < settings.partitions(); p++) {
+                long end = ends.get(new TopicPartition(topic, p)).offset();
+                assertThat(positions.read(settings.group(topic), topic, p)).as("partition %d's stored position", p)
+                        .hasValueSatisfying(stored -> assertThat(stored.next()).isEqualTo(end));
+            }
+        } finally {
+            if (a != null) {
+                a.close();
+            }
+            if (b != null) {
+                b.close();
+            }
+            kafka.deleteTopics(topic);
+            first.close();
+            if (second != null) {
+                second.close();
+            }
+            TestEnvironment.dropSchema(schema);
+        }
+    }
+
+    private static double processed(Assembly assembly) {
+        return assembly.metrics().count("idemkit_messages", "decision", "processed");
+    }
+
+    private static AppSettings settings(String schema) {
+        Map<String, String> env = TestEnvironment.settings(schema, "IDEMKIT_CONCURRENCY", "4",
+                "IDEMKIT_TRANSPORT", "kafka", "IDEMKIT_KAFKA_BOOTSTRAP_SERVERS", KafkaBroker.shared().bootstrapServers(),
+                "IDEMKIT_KAFKA_OFFSETS", "database");
+        return AppSettings.resolve(Sources.of(Map.of(), env));
+    }
+}
