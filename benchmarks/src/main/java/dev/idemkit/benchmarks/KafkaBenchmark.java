@@ -39,6 +39,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       perf-test rate;</li>
  *   <li>the producer idemkit ships ({@code KafkaMessageTransport.producerProperties}: {@code enable.idempotence},
  *       {@code acks=all}) vs the same with idempotence off and {@code acks=1}.</li>
+ *   <li>offsets in the database ({@code kafka.offsets=database}): end to end, batched and one record per transaction,
+ *       against commit after settle, alternating in rounds ({@code -Dbench.kafka.positions=false} leaves them out);</li>
  *   <li>share groups ({@code kafka.consumption=share}, a second assembly as {@code serve} wires it): idemkit's share
  *       subscription acking every record and the batched inbox end to end, against {@code
  *       kafka-share-consumer-perf-test} (ShareConsumerPerformance, a JVM of its own) and against the consumer-group
@@ -112,6 +114,9 @@ public final class KafkaBenchmark {
                         idempotent / plain));
                 lines.add(String.format(Locale.ROOT, "end to end credits exact: %s; %,d records per consume case, %,d"
                         + " end to end", exact, RECORDS, E2E));
+                if (Boolean.parseBoolean(System.getProperty("bench.kafka.positions", "true"))) {
+                    lines.addAll(positions(flags, db, assembly));
+                }
                 if (Boolean.parseBoolean(System.getProperty("bench.kafka.share", "true"))) {
                     lines.addAll(share(broker, flags, db, perf, ours, e2e));
                 }
@@ -126,6 +131,60 @@ public final class KafkaBenchmark {
         }
         lines.forEach(System.out::println);
         System.exit(0); // the assembly's and the clients' non-daemon threads
+    }
+
+    /**
+     * 4b. Offsets in the database ({@code kafka.offsets=database}, a second assembly as {@code serve} wires it) against
+     * commit after settle (this run's first assembly), end to end into the PostgreSQL inbox and credit, batched and one
+     * record per transaction, alternating in {@code bench.kafka.rounds} rounds (2), each case on a topic of its own.
+     */
+    private static List<String> positions(Map<String, String> flags, BenchDatabase db, Assembly plain)
+            throws Exception {
+        Map<String, String> dbFlags = new java.util.HashMap<>(flags);
+        dbFlags.put("kafka.offsets", "database");
+        AppSettings settings = AppSettings.resolve(new Sources(dbFlags, Map.of(), new Properties()));
+        List<String> lines = new ArrayList<>();
+        lines.add(String.format(Locale.ROOT, "%-58s %12s %8s", "offsets in the database, per round", "records/s",
+                "x after"));
+        int rounds = Integer.getInteger("bench.kafka.rounds", 2);
+        boolean exact = true;
+        try (Assembly positions = Assembly.start(settings)) {
+            for (int round = 1; round <= rounds; round++) {
+                for (boolean batchedMode : List.of(true, false)) {
+                    double[] rate = new double[2];
+                    for (int which = 0; which < 2; which++) {
+                        Assembly a = which == 0 ? plain : positions;
+                        String name = "kafka-pos-" + round + "-" + (batchedMode ? "b" : "s") + "-" + which;
+                        int n = batchedMode ? E2E : E2E / 4;
+                        Workload w = Workload.credits(name, "bench-" + name, "bench-" + name + "-" + db.schema(), n,
+                                0.3, 10_000, 23 + round);
+                        Workload.publishAll(List.of(w), List.of(a.transport()), 16);
+                        BigDecimal before = db.sumOfBalances();
+                        if (batchedMode) {
+                            BatchingConsumer<?> batched = a.batchedConsumer("bench-" + name, ConsumerKind.CREDIT_ACCOUNT,
+                                    BatchingConsumer.BatchSettings.defaults().withMaxBatch(100)
+                                            .withLinger(Duration.ofMillis(3)).withWorkers(4));
+                            try {
+                                rate[which] = drain(a.transport(), w.queue(), batched, w.size());
+                            } finally {
+                                batched.close();
+                            }
+                        } else {
+                            rate[which] = drain(a.transport(), w.queue(), a.consumer("bench-" + name,
+                                    ConsumerKind.CREDIT_ACCOUNT), w.size());
+                        }
+                        exact &= db.sumOfBalances().subtract(before).compareTo(w.expectedCredit()) == 0;
+                    }
+                    String mode = batchedMode ? "batched (100)" : "one record per transaction";
+                    lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8s", "round " + round + ", " + mode
+                            + ": commit after settle", rate[0], "1.00"));
+                    lines.add(String.format(Locale.ROOT, "%-58s %12.0f %8.2f", "round " + round + ", " + mode
+                            + ": offsets in the database", rate[1], rate[1] / rate[0]));
+                }
+            }
+        }
+        lines.add(String.format(Locale.ROOT, "offsets in the database: credits exact in every case: %s", exact));
+        return lines;
     }
 
     /**

@@ -82,6 +82,7 @@ class ConsoleServeIT {
     }
 
     @Test
+    @org.junit.jupiter.api.Tag("slow") // the full tier: a browser beside the README tier's tests; no guarantee of its own
     void inTheBrowserDeadLettersAreFilteredShownDryRunAndFiveRedrivenWithAnApproval() throws Exception {
         Path browserDir = Path.of("src", "test", "browser").toAbsolutePath();
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/chromium")),
@@ -192,6 +193,7 @@ class ConsoleServeIT {
      * job, the job shows its progress, then done with every result; all 20 processed exactly once.
      */
     @Test
+    @org.junit.jupiter.api.Tag("slow") // the full tier: how a job reports progress; the kill and stop tests stay in verify
     void aRedriveRunsAsAJobWhosePostAnswersAtOnceAndWhichShowsProgressThenDone() throws Exception {
         int n = 20;
         Map<String, Object> request = serveWithDeadLetters("redrive-job", n);

@@ -28,8 +28,8 @@ import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 
 /**
  * Offsets in the database ({@code --kafka-offsets database}, docs/ARCHITECTURE.md section 14), proven with a real
@@ -47,9 +47,19 @@ class KafkaOffsetsInDatabaseIT {
     private static final int CREDITS = 300;
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-    @ParameterizedTest(name = "offsets in {0}")
-    @ValueSource(strings = {"database", "kafka"})
-    void serveKilledAfterTheInboxCommittedStartsAgainWhereTheCommittedEffectsEnd(String offsets) throws Exception {
+    @Test
+    void serveKilledAfterTheInboxCommittedStartsAgainWhereTheCommittedEffectsEnd() throws Exception {
+        killAfterTheCommitAndStartAgain("database");
+    }
+
+    /** The bite, in the full tier (it shows what the option is for; the kill test above is the guarantee). */
+    @Test
+    @Tag("slow")
+    void withKafkasOffsetsAloneWhatCommittedBeforeTheKillIsDeliveredAgain() throws Exception {
+        killAfterTheCommitAndStartAgain("kafka");
+    }
+
+    private void killAfterTheCommitAndStartAgain(String offsets) throws Exception {
         String schema = TestEnvironment.unique("app_it_kafka_offsets");
         String run = UUID.randomUUID().toString().substring(0, 8);
         // a broker of its own: serve's topic and group names are the app's, fixed
