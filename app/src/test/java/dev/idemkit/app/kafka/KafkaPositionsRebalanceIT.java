@@ -58,9 +58,7 @@ class KafkaPositionsRebalanceIT {
                 Admin admin = Admin.create(Map.of("bootstrap.servers", KafkaBroker.shared().bootstrapServers()))) {
             assertThat(kafka.keepsPositions()).isTrue();
             a = first.transport().subscribe(topic, first.consumer(ConsumerKind.CREDIT_ACCOUNT));
-            for (OutgoingMessage m : credits.messages()) {
-                kafka.publishAsync(topic, m);
-            }
+            publishAll(kafka, topic, credits.messages());
             await().atMost(Duration.ofSeconds(120)).until(() -> processed(first) >= distinct / 3);
             second = Assembly.start(settings(schema));
             Assembly joined = second;
@@ -82,11 +80,17 @@ class KafkaPositionsRebalanceIT {
                 latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
             }
             var ends = admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS);
+            int checked = 0;
             for (int p = 0; p < settings.partitions(); p++) {
                 long end = ends.get(new TopicPartition(topic, p)).offset();
+                if (end == 0) {
+                    continue; // the producer's sticky partitioner can leave a partition empty: nothing to settle there
+                }
                 assertThat(positions.read(settings.group(topic), topic, p)).as("partition %d's stored position", p)
                         .hasValueSatisfying(stored -> assertThat(stored.next()).isEqualTo(end));
+                checked++;
             }
+            assertThat(checked).as("partitions with records").isPositive();
         } finally {
             if (a != null) {
                 a.close();
@@ -100,6 +104,28 @@ class KafkaPositionsRebalanceIT {
                 second.close();
             }
             TestEnvironment.dropSchema(schema);
+        }
+    }
+
+    /**
+     * Every credit, pipelined; a publish the broker refused (a topic this young once answered NOT_LEADER_OR_FOLLOWER and
+     * then OUT_OF_ORDER_SEQUENCE_NUMBER until the send timed out) is sent again with the same id, as an at-least-once
+     * producer does.
+     */
+    private static void publishAll(KafkaMessageTransport kafka, String topic, List<OutgoingMessage> messages)
+            throws Exception {
+        List<java.util.concurrent.CompletableFuture<Void>> sent = new java.util.ArrayList<>();
+        messages.forEach(m -> sent.add(kafka.publishAsync(topic, m)));
+        for (int i = 0; i < messages.size(); i++) {
+            OutgoingMessage m = messages.get(i);
+            try {
+                sent.get(i).get(60, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException refused) {
+                await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
+                    kafka.publish(topic, m);
+                    return true;
+                });
+            }
         }
     }
 
