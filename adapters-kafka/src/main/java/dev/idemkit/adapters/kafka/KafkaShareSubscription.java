@@ -12,12 +12,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -25,7 +22,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
@@ -52,7 +48,6 @@ import org.slf4j.LoggerFactory;
  */
 final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaShareSubscription.class);
-    private static final AtomicInteger SEQ = new AtomicInteger();
     private static final Duration POLL = Duration.ofMillis(100);
     /** How often the group's delivery-count limit is read again. */
     private static final Duration LIMIT_READ_EVERY = Duration.ofSeconds(30);
@@ -76,8 +71,7 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
     private volatile int deliveryLimit;
     private long nextLimitRead;
     private final ExecutorService workers;
-    private final Thread pollThread;
-    private final CountDownLatch stopped = new CountDownLatch(1);
+    private final PollThread pollThread;
     private final Runnable onClosed;
     private volatile boolean closing;
 
@@ -95,15 +89,9 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
         this.onClosed = onClosed;
         this.consumer = new KafkaShareConsumer<>(consumerProperties(settings, settings.shareGroup(topic)),
                 new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        int n = SEQ.incrementAndGet();
-        AtomicInteger worker = new AtomicInteger();
-        this.workers = Executors.newFixedThreadPool(settings.concurrency(), r -> {
-            Thread t = new Thread(r, "idemkit-kafka-share-" + n + "-worker-" + worker.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.pollThread = new Thread(this::pollLoop, "idemkit-kafka-share-" + n + "-poll-" + topic);
-        this.pollThread.setDaemon(true);
+        this.pollThread = new PollThread("kafka-share", topic, "share subscription", () -> closing, this::subscribe,
+                this::turn, this::shutDown);
+        this.workers = pollThread.workers(settings.concurrency());
     }
 
     static Properties consumerProperties(KafkaSettings settings, String group) {
@@ -145,41 +133,24 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
         pollThread.start();
     }
 
-    private void pollLoop() {
-        try {
-            consumer.setAcknowledgementCommitCallback((offsets, error) -> {
-                if (error != null) {
-                    LOG.warn("topic={} the broker refused acknowledgements of {} records ({}): their locks ran out or"
-                            + " their member left; they are delivered again", topic,
-                            offsets.values().stream().mapToInt(Set::size).sum(), error.toString());
-                }
-            });
-            boolean subscribed = false;
-            while (!closing) {
-                try {
-                    if (!subscribed) {
-                        consumer.subscribe(List.of(topic));
-                        subscribed = true;
-                    }
-                    readLimitIfDue();
-                    ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL);
-                    if (!records.isEmpty()) {
-                        handle(records);
-                    }
-                } catch (WakeupException | InterruptException e) {
-                    if (!closing) {
-                        LOG.warn("topic={} share consumer woken up while not closing; polling on", topic);
-                    }
-                } catch (RuntimeException e) {
-                    LOG.warn("topic={} share poll failed ({}); trying again in 1 s", topic, e.toString());
-                    sleepQuietly(1000);
-                }
+    /** Poll thread, once: the acknowledgement callback, then the work topic. */
+    private void subscribe() {
+        consumer.setAcknowledgementCommitCallback((offsets, error) -> {
+            if (error != null) {
+                LOG.warn("topic={} the broker refused acknowledgements of {} records ({}): their locks ran out or"
+                        + " their member left; they are delivered again", topic,
+                        offsets.values().stream().mapToInt(Set::size).sum(), error.toString());
             }
-        } catch (RuntimeException | Error e) {
-            LOG.error("topic={} the share subscription stopped: {}", topic, e.toString(), e);
-        } finally {
-            shutDown();
-            stopped.countDown();
+        });
+        consumer.subscribe(List.of(topic));
+    }
+
+    /** Poll thread, each turn: the delivery-count limit when due, one poll handed out. */
+    private void turn() {
+        readLimitIfDue();
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL);
+        if (!records.isEmpty()) {
+            handle(records);
         }
     }
 
@@ -274,7 +245,7 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
                 LOG.warn("topic={} partition={} offset={} the dead letter of a record on its last delivery could not be"
                         + " written ({}); trying again in {} ms", r.topic(), r.partition(), r.offset(), e.toString(),
                         pause);
-                sleepQuietly(pause);
+                PollThread.sleepQuietly(pause);
                 pause = Math.min(2_000, pause * 2);
             }
         }
@@ -400,15 +371,7 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
         } catch (RuntimeException e) {
             LOG.warn("topic={} closing the share consumer failed: {}", topic, e.toString());
         }
-        workers.shutdown();
-        try {
-            if (!workers.awaitTermination(settings.closeGrace().toMillis(), TimeUnit.MILLISECONDS)) {
-                workers.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            workers.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        PollThread.stopWorkers(workers, settings.closeGrace());
         closeRetries(); // also when the poll thread ended on an error: nothing else would close them
         onClosed.run();
     }
@@ -425,22 +388,7 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
         consumer.wakeup();
         // the poll thread's longest way out: a batch's close grace, a copy's send timeout and 5 s, the commit (twice
         // after a wakeup) and the consumer's close, 5 s each, the workers' close grace, and the retries' own close
-        long bound = settings.closeGrace().toMillis() * 4 + settings.sendTimeout().toMillis() + 60_000;
-        try {
-            if (!stopped.await(bound, TimeUnit.MILLISECONDS)) {
-                LOG.warn("topic={} the share subscription did not stop in time", topic);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        pollThread.awaitStopped(settings.closeGrace().multipliedBy(4).plus(settings.sendTimeout()).plusSeconds(60));
         closeRetries();
-    }
-
-    private static void sleepQuietly(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -17,11 +17,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -31,7 +27,6 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
@@ -49,7 +44,6 @@ import org.slf4j.LoggerFactory;
  */
 final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaSubscription.class);
-    private static final AtomicInteger SEQ = new AtomicInteger();
     private static final int DRAIN_TURN = 64;
     private static final Duration POLL = Duration.ofMillis(100);
     /**
@@ -64,17 +58,19 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
     private final KafkaProducer<byte[], byte[]> producer;
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final ExecutorService workers;
-    private final Thread pollThread;
+    private final PollThread pollThread;
     private final Map<TopicPartition, PartitionLedger> states = new ConcurrentHashMap<>();
     /** Each retry topic of the work topic, with its bucket. */
     private final Map<String, Duration> retrySchedule;
     private final Set<KafkaDelivery> handedOut = ConcurrentHashMap.newKeySet();
-    private final CountDownLatch stopped = new CountDownLatch(1);
     private final Runnable onClosed;
     /** Whether this subscription consumes the work topic too, or only its retry topics (beside a share group's). */
     private final boolean workTopic;
     /** Offsets in the database: where the store keeps positions, and how the topics' ids are read; or null. */
     private final Positions positions;
+    /** Poll thread only: when the next commit and the next check for forgotten records are due. */
+    private long nextCommit;
+    private long nextLeaseCheck;
     /** Each assigned topic's id as read at its assignment: a position is written for that log only. */
     private final Map<String, String> logIds = new ConcurrentHashMap<>();
     private volatile boolean closing;
@@ -98,15 +94,9 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
         this.retrySchedule = KafkaTopics.retrySchedule(topic, settings.retryBuckets());
         this.consumer = new KafkaConsumer<>(consumerProperties(settings, settings.group(topic)),
                 new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        int n = SEQ.incrementAndGet();
-        AtomicInteger worker = new AtomicInteger();
-        this.workers = Executors.newFixedThreadPool(settings.concurrency(), r -> {
-            Thread t = new Thread(r, "idemkit-kafka-" + n + "-worker-" + worker.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.pollThread = new Thread(this::pollLoop, "idemkit-kafka-" + n + "-poll-" + topic);
-        this.pollThread.setDaemon(true);
+        this.pollThread = new PollThread("kafka", topic, "subscription", () -> closing, this::subscribe, this::turn,
+                this::shutDown);
+        this.workers = pollThread.workers(settings.concurrency());
     }
 
     static Properties consumerProperties(KafkaSettings settings, String group) {
@@ -201,56 +191,38 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
         }
     }
 
-    private void pollLoop() {
-        try {
-            // the work topic and its configured retry topics, by name: a pattern subscription matched nothing until
-            // the consumer's next metadata refresh (up to 5 min) when the topics had just been created (CI saw it)
-            List<String> topics = new ArrayList<>();
-            if (workTopic) {
-                topics.add(topic);
+    /** Poll thread, once: the work topic (unless a share group consumes it) and its retry topics, by name. */
+    private void subscribe() {
+        // by name: a pattern subscription matched nothing until the consumer's next metadata refresh (up to 5 min)
+        // when the topics had just been created (CI saw it)
+        List<String> topics = new ArrayList<>();
+        if (workTopic) {
+            topics.add(topic);
+        }
+        settings.retryBuckets().forEach(b -> topics.add(KafkaTopics.retryTopic(topic, b)));
+        nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
+        nextLeaseCheck = System.currentTimeMillis() + 1000;
+        consumer.subscribe(topics, new Rebalance());
+    }
+
+    /** Poll thread, each turn: blocks and resumes applied, one poll handed out, records forgotten given back, a commit. */
+    private void turn() {
+        applyBlocks();
+        resumeWhatIsDue();
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(anyBackpressured() ? POLL_WHILE_BACKPRESSURED : POLL);
+        for (TopicPartition tp : records.partitions()) {
+            PartitionLedger ledger = states.get(tp);
+            if (ledger != null) {
+                accept(ledger, records.records(tp));
             }
-            settings.retryBuckets().forEach(b -> topics.add(KafkaTopics.retryTopic(topic, b)));
-            long nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
-            long nextLeaseCheck = System.currentTimeMillis() + 1000;
-            boolean subscribed = false;
-            while (!closing) {
-                try {
-                    if (!subscribed) {
-                        consumer.subscribe(topics, new Rebalance());
-                        subscribed = true;
-                    }
-                    applyBlocks();
-                    resumeWhatIsDue();
-                    ConsumerRecords<byte[], byte[]> records = consumer.poll(anyBackpressured()
-                            ? POLL_WHILE_BACKPRESSURED : POLL);
-                    for (TopicPartition tp : records.partitions()) {
-                        PartitionLedger ledger = states.get(tp);
-                        if (ledger != null) {
-                            accept(ledger, records.records(tp));
-                        }
-                    }
-                    if (System.currentTimeMillis() >= nextLeaseCheck) {
-                        giveBackForgotten();
-                        nextLeaseCheck = System.currentTimeMillis() + 1000;
-                    }
-                    if (System.currentTimeMillis() >= nextCommit) {
-                        commit(false, states.values());
-                        nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
-                    }
-                } catch (WakeupException | InterruptException e) {
-                    if (!closing) {
-                        LOG.warn("topic={} consumer woken up while not closing; polling on", topic);
-                    }
-                } catch (RuntimeException e) {
-                    LOG.warn("topic={} poll failed ({}); trying again in 1 s", topic, e.toString());
-                    sleepQuietly(1000);
-                }
-            }
-        } catch (RuntimeException | Error e) {
-            LOG.error("topic={} the subscription stopped: {}", topic, e.toString(), e);
-        } finally {
-            shutDown();
-            stopped.countDown();
+        }
+        if (System.currentTimeMillis() >= nextLeaseCheck) {
+            giveBackForgotten();
+            nextLeaseCheck = System.currentTimeMillis() + 1000;
+        }
+        if (System.currentTimeMillis() >= nextCommit) {
+            commit(false, states.values());
+            nextCommit = System.currentTimeMillis() + settings.commitInterval().toMillis();
         }
     }
 
@@ -497,7 +469,7 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
     private static void awaitSettled(Collection<PartitionLedger> which, Duration grace) {
         long deadline = System.nanoTime() + grace.toNanos();
         while (System.nanoTime() < deadline && !which.stream().allMatch(PartitionLedger::dispatchedAllSettled)) {
-            sleepQuietly(10);
+            PollThread.sleepQuietly(10);
         }
     }
 
@@ -516,15 +488,7 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
         } catch (RuntimeException e) {
             LOG.warn("topic={} closing the consumer failed: {}", topic, e.toString());
         }
-        workers.shutdown();
-        try {
-            if (!workers.awaitTermination(settings.closeGrace().toMillis(), TimeUnit.MILLISECONDS)) {
-                workers.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            workers.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        PollThread.stopWorkers(workers, settings.closeGrace());
         onClosed.run();
     }
 
@@ -532,20 +496,6 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
     public void close() {
         closing = true;
         consumer.wakeup();
-        try {
-            if (!stopped.await(settings.closeGrace().toMillis() * 2 + 30_000, TimeUnit.MILLISECONDS)) {
-                LOG.warn("topic={} the subscription did not stop in time", topic);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void sleepQuietly(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        pollThread.awaitStopped(settings.closeGrace().multipliedBy(2).plusSeconds(30));
     }
 }
