@@ -477,10 +477,13 @@ final class KafkaSubscription implements Subscription, KafkaDelivery.Source {
         closing = true;
         awaitSettled(states.values(), settings.closeGrace());
         try {
-            commit(true, states.values());
-        } catch (WakeupException e) {
-            commit(true, states.values()); // close() woke the consumer outside poll: the wakeup is spent now
+            try {
+                commit(true, states.values());
+            } catch (WakeupException e) {
+                commit(true, states.values()); // close() woke the consumer outside poll: the wakeup is spent now
+            }
         } catch (RuntimeException e) {
+            // what was not committed is fetched again by the next owner (the inbox absorbs it); the close goes on
             LOG.warn("topic={} final commit failed: {}", topic, e.toString());
         }
         try {

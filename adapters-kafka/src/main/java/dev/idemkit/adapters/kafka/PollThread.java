@@ -87,6 +87,8 @@ final class PollThread {
         } finally {
             try {
                 shutDown.run();
+            } catch (RuntimeException | Error e) {
+                LOG.error("topic={} the {}'s shut-down failed: {}", topic, what, e.toString(), e);
             } finally {
                 stopped.countDown();
             }
