@@ -22,6 +22,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
@@ -74,6 +75,8 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
     private final PollThread pollThread;
     private final Runnable onClosed;
     private volatile boolean closing;
+    /** Poll thread only: acknowledgements sent while their poll's records still ran, not yet answered by the broker. */
+    private int unanswered;
 
     KafkaShareSubscription(String topic, KafkaSettings settings, DeliveryHandler handler,
             KafkaProducer<byte[], byte[]> producer, java.util.function.IntSupplier deliveryLimitSource,
@@ -135,14 +138,18 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
 
     /** Poll thread, once: the acknowledgement callback, then the work topic. */
     private void subscribe() {
-        consumer.setAcknowledgementCommitCallback((offsets, error) -> {
-            if (error != null) {
-                LOG.warn("topic={} the broker refused acknowledgements of {} records ({}): their locks ran out or"
-                        + " their member left; they are delivered again", topic,
-                        offsets.values().stream().mapToInt(Set::size).sum(), error.toString());
-            }
-        });
+        consumer.setAcknowledgementCommitCallback(this::acknowledgementsCommitted);
         consumer.subscribe(List.of(topic));
+    }
+
+    /** Poll thread (the share consumer calls back from inside poll or commit): the broker answered acknowledgements. */
+    private void acknowledgementsCommitted(Map<TopicIdPartition, Set<Long>> offsets, Exception error) {
+        unanswered = Math.max(0, unanswered - offsets.values().stream().mapToInt(Set::size).sum());
+        if (error != null) {
+            LOG.warn("topic={} the broker refused acknowledgements of {} records ({}): their locks ran out or"
+                    + " their member left; they are delivered again", topic,
+                    offsets.values().stream().mapToInt(Set::size).sum(), error.toString());
+        }
     }
 
     /** Poll thread, each turn: the delivery-count limit when due, one poll handed out. */
@@ -305,7 +312,12 @@ final class KafkaShareSubscription implements Subscription, KafkaDelivery.Source
                     // that one record held for long (or by a consumer about to die) does not hold its batch-mates'
                     // acknowledgements back; they would be delivered again, and at the limit dead-lettered with it
                     commitAcknowledged();
+                    unanswered += unsent;
                     unsent = 0;
+                } else if (unanswered > 0) {
+                    // nothing new to send, but answers to what was sent are due: the consumer hands them to the
+                    // callback only from inside one of its calls, so take them now rather than at the next poll
+                    commitAcknowledged();
                 }
                 long elapsed = System.nanoTime() - start;
                 if (!gaveBack && (elapsed >= giveBackAfter || closing && elapsed >= settings.closeGrace().toNanos())) {

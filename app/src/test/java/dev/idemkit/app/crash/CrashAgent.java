@@ -29,6 +29,8 @@ import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
  *       copy (it carries the approval) and before the dead letter's delete;
  *   <li>Kafka: after {@code KafkaMessageTransport.sendAndWait} returned (the broker acked the copy): a retry copy or a
  *       dead letter before the original's offset is settled, a redrive copy before its id is recorded as redriven.
+ *   <li>Kafka share groups: after the acknowledgement callback returned (the broker answered; only the broken
+ *       ack-first child uses it, to wait until its premature acknowledgement is final);
  *   <li>PostgreSQL: after the inbox store's {@code runOnce} or {@code runBatch} (with positions) returned, its
  *       transaction committed, and before the flow settles anything with the broker;
  *   <li>The payments API: after {@code PaymentCharger.created} (the ledger charged; the response is not stored with
@@ -61,6 +63,10 @@ public final class CrashAgent {
                     "sendAndWait(Lorg/apache/kafka/clients/producer/KafkaProducer;"
                             + "Lorg/apache/kafka/clients/producer/ProducerRecord;Ljava/time/Duration;)V",
                     new Hook("kafkaSent", "(Lorg/apache/kafka/clients/producer/ProducerRecord;)V", 1)),
+            // the broker answered a share consumer's acknowledgements (the broken ack-first child waits for its own)
+            "dev/idemkit/adapters/kafka/KafkaShareSubscription", Map.of(
+                    "acknowledgementsCommitted(Ljava/util/Map;Ljava/lang/Exception;)V",
+                    new Hook("shareAcknowledged", "(Ljava/util/Map;Ljava/lang/Exception;)V", 0, 1)),
             // the inbox's transaction committed, returned to the flow, before any settle (offsets in the database)
             "dev/idemkit/adapters/postgres/PostgresInboxStore", Map.of(
                     "runOnce(Ldev/idemkit/domain/inbox/InboxKey;Ldev/idemkit/domain/Fingerprint;Ljava/util/List;"
@@ -80,8 +86,15 @@ public final class CrashAgent {
                             + "Ldev/idemkit/domain/httpkey/StoredResponse;Ljava/time/Duration;)Z",
                     new Hook("paymentStored", "()V", -1)));
 
-    /** A static method of this class, called with the method's reference argument number {@code argument} (-1: none). */
-    private record Hook(String name, String descriptor, int argument) {}
+    /**
+     * A static method of this class, called with the method's reference arguments number {@code argument} and
+     * {@code second} (-1: none).
+     */
+    private record Hook(String name, String descriptor, int argument, int second) {
+        Hook(String name, String descriptor, int argument) {
+            this(name, descriptor, argument, -1);
+        }
+    }
 
     private CrashAgent() {}
 
@@ -111,14 +124,18 @@ public final class CrashAgent {
                     return mv;
                 }
                 // the arguments (all references or one-slot values here) follow {@code this} unless the method is static
-                int slot = hook.argument() < 0 ? -1
-                        : hook.argument() + ((access & Opcodes.ACC_STATIC) != 0 ? 0 : 1);
+                int self = (access & Opcodes.ACC_STATIC) != 0 ? 0 : 1;
+                int slot = hook.argument() < 0 ? -1 : hook.argument() + self;
+                int second = hook.second() < 0 ? -1 : hook.second() + self;
                 return new MethodVisitor(Opcodes.ASM9, mv) {
                     @Override
                     public void visitInsn(int opcode) {
                         if (opcode >= Opcodes.IRETURN && opcode <= Opcodes.RETURN) {
                             if (slot >= 0) {
                                 super.visitVarInsn(Opcodes.ALOAD, slot);
+                            }
+                            if (second >= 0) {
+                                super.visitVarInsn(Opcodes.ALOAD, second);
                             }
                             super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, hook.name(), hook.descriptor(), false);
                         }
@@ -158,6 +175,13 @@ public final class CrashAgent {
     /** An Idempotency-Key record's completion returned. */
     public static void paymentStored() {
         CrashProbe.reached(CrashPoint.PAYMENT_STORED_BEFORE_ANSWER);
+    }
+
+    /** The broker answered a share consumer's acknowledgements; without an error they are final. */
+    public static void shareAcknowledged(Map<?, ? extends java.util.Collection<?>> offsets, Exception error) {
+        if (error == null) {
+            CrashProbe.shareAcknowledged(offsets.values().stream().mapToInt(java.util.Collection::size).sum());
+        }
     }
 
     /** A Kafka send was acked. */

@@ -117,7 +117,8 @@ public final class CrashChild {
             DeliveryHandler runtime = mode.equals("broken-no-inbox") ? ((PostgresChildStore) store)
                     .withoutInbox(consumer, effectMillis) : batched ? store.batched(consumer, effectMillis)
                     : store.runtime(consumer, effectMillis);
-            Subscription subscription = transport.subscribe(queue, handler(runtime, mode.endsWith("broken-ack-first")));
+            Subscription subscription = transport.subscribe(queue, handler(runtime, mode.endsWith("broken-ack-first"),
+                    combination.share));
             System.out.println("READY");
             System.out.flush();
             stop.await();
@@ -137,7 +138,8 @@ public final class CrashChild {
             BULK_GROUPS = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** The delivery handler around the runtime: it records the attempt, and acknowledges through the probe. */
-    private static DeliveryHandler handler(DeliveryHandler runtime, boolean brokenAckFirst) {
+    private static DeliveryHandler handler(DeliveryHandler runtime, boolean brokenAckFirst, boolean share) {
+        java.util.concurrent.atomic.AtomicInteger ackedFirst = new java.util.concurrent.atomic.AtomicInteger();
         // (the runtime is the single-message ConsumerRuntime or, in the batched modes, the BatchingConsumer serve runs)
         return delivery -> {
             if (delivery.message().rawId() != null) {
@@ -145,9 +147,22 @@ public final class CrashChild {
             }
             if (brokenAckFirst) {
                 delivery.ack(); // BROKEN on purpose: the message is gone before its effect commits
-                // acks are sent asynchronously (SQS batches its deletes for 5 ms, AMQP writes on the connection's
-                // thread): give this one time to reach the broker, so the kill inside the effect always finds it gone
-                pause(250);
+                int acked = ackedFirst.incrementAndGet();
+                if (share) {
+                    // a share group's acknowledgement goes with the poll thread's next commit and is final only once
+                    // the broker answers it (under .ci/run's load 250 ms was once not enough): wait for the answer
+                    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+                    while (CrashProbe.shareAcknowledged() < acked && System.nanoTime() < deadline) {
+                        pause(5);
+                    }
+                    if (CrashProbe.shareAcknowledged() < acked) {
+                        System.out.println("ACK-FIRST-NOT-CONFIRMED " + acked); // in the child's log: why it may not bite
+                    }
+                } else {
+                    // acks are sent asynchronously (SQS batches its deletes for 5 ms, AMQP writes on the connection's
+                    // thread): give this one time to reach the broker, so the kill inside the effect finds it gone
+                    pause(250);
+                }
                 runtime.onDelivery(new ForwardingDelivery(delivery) {
                     @Override
                     public void ack() {

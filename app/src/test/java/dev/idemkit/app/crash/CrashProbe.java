@@ -51,6 +51,19 @@ public final class CrashProbe {
         }
     }
 
+    /** Records whose share-group acknowledgement the broker answered without an error (advice in {@link CrashAgent}). */
+    private static final AtomicInteger SHARE_ACKNOWLEDGED = new AtomicInteger();
+
+    /** The broker accepted {@code records} acknowledgements of a share consumer. */
+    public static void shareAcknowledged(int records) {
+        SHARE_ACKNOWLEDGED.addAndGet(records);
+    }
+
+    /** How many share-group acknowledgements the broker has accepted so far. */
+    public static int shareAcknowledged() {
+        return SHARE_ACKNOWLEDGED.get();
+    }
+
     /** An SQS SendMessage returned (advice in {@link CrashAgent}). */
     public static void sqsSent(String queueUrl, boolean approved) {
         if (approved) {
