@@ -14,6 +14,7 @@ public class IdemkitProperties {
     private final Postgres postgres = new Postgres();
     private final Retry retry = new Retry();
     private final Rabbit rabbit = new Rabbit();
+    private final Kafka kafka = new Kafka();
     private final Http http = new Http();
     private final Retention retention = new Retention();
     private final Outbox outbox = new Outbox();
@@ -40,6 +41,10 @@ public class IdemkitProperties {
 
     public Http getHttp() {
         return http;
+    }
+
+    public Kafka getKafka() {
+        return kafka;
     }
 
     public Retention getRetention() {
@@ -473,6 +478,59 @@ public class IdemkitProperties {
 
         public void setQueues(List<String> queues) {
             this.queues = queues;
+        }
+    }
+
+    /** Idempotent {@code @KafkaListener}s (spring-kafka and idemkit-adapters-kafka on the class path). */
+    public static class Kafka {
+        /**
+         * Whether every @KafkaListener of Boot's kafkaListenerContainerFactory runs through idemkit's inbox, retry
+         * topics and dead-letter topic (keyed by the consumer group, the topic and the message_id header).
+         */
+        private boolean idempotentListeners = false;
+
+        /** Only these topics' listeners (all of them when empty). */
+        private List<String> topics = new ArrayList<>();
+
+        /** The largest record value a listener is given; a bigger one is dead-lettered at once with the reason. */
+        private org.springframework.util.unit.DataSize maxBodySize = org.springframework.util.unit.DataSize.ofKilobytes(256);
+
+        /**
+         * The retry topics' delays ({@code <topic>.retry.<n>s}), whole seconds, ascending: a retry waits in the
+         * longest one not longer than its backoff. idemkit-adapters-kafka's by default (1s, 5s, 30s, 2m, 10m).
+         */
+        private List<java.time.Duration> retryBuckets = new ArrayList<>();
+
+        public boolean isIdempotentListeners() {
+            return idempotentListeners;
+        }
+
+        public void setIdempotentListeners(boolean idempotentListeners) {
+            this.idempotentListeners = idempotentListeners;
+        }
+
+        public List<String> getTopics() {
+            return topics;
+        }
+
+        public void setTopics(List<String> topics) {
+            this.topics = topics;
+        }
+
+        public org.springframework.util.unit.DataSize getMaxBodySize() {
+            return maxBodySize;
+        }
+
+        public void setMaxBodySize(org.springframework.util.unit.DataSize maxBodySize) {
+            this.maxBodySize = maxBodySize;
+        }
+
+        public List<java.time.Duration> getRetryBuckets() {
+            return retryBuckets;
+        }
+
+        public void setRetryBuckets(List<java.time.Duration> retryBuckets) {
+            this.retryBuckets = retryBuckets;
         }
     }
 

@@ -17,6 +17,11 @@ final class SampleServiceProperties {
         servers(registry, schema, rabbit);
         registry.add("sample.queue", () -> queue);
         registry.add("idemkit.rabbit.idempotent-listeners", () -> "true");
+        fastRetriesWithoutJpa(registry);
+    }
+
+    /** 3 attempts 20-100 ms apart, and no JPA: the sample services' listeners (RabbitMQ and Kafka). */
+    static void fastRetriesWithoutJpa(DynamicPropertyRegistry registry) {
         registry.add("idemkit.retry.max-attempts", () -> "3");
         registry.add("idemkit.retry.base-delay", () -> "20ms");
         registry.add("idemkit.retry.max-delay", () -> "100ms");

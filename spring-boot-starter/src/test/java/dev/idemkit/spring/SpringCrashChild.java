@@ -3,16 +3,11 @@ package dev.idemkit.spring;
 import dev.idemkit.adapters.postgres.JoinedUnitOfWork;
 import dev.idemkit.adapters.rabbit.RabbitAdoptedDeliveries;
 import dev.idemkit.domain.ConsumerName;
-import dev.idemkit.domain.Fingerprint;
-import dev.idemkit.domain.inbox.InboxKey;
 import dev.idemkit.domain.retry.Backoff;
 import dev.idemkit.domain.retry.Jitter;
 import dev.idemkit.domain.retry.RetryPolicy;
 import dev.idemkit.ports.out.Clock;
 import dev.idemkit.ports.out.ConsumerEvents;
-import dev.idemkit.ports.out.Effect;
-import dev.idemkit.ports.out.Guarantee;
-import dev.idemkit.ports.out.Guarded;
 import dev.idemkit.ports.out.InboxStore;
 import dev.idemkit.testsupport.KillPoint;
 import java.io.PrintStream;
@@ -20,10 +15,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.springframework.amqp.core.Queue;
@@ -120,25 +112,7 @@ public class SpringCrashChild {
     IdempotentListenerAdvice brokenAdvice(DataSource dataSource, PlatformTransactionManager transactionManager,
             RabbitAdoptedDeliveries deliveries, ConsumerEvents crashPoints) {
         ListenerInbox inbox = new ListenerInbox(dataSource, transactionManager);
-        ExecutorService committer = Executors.newCachedThreadPool();
-        InboxStore<JoinedUnitOfWork> asyncCommit = new InboxStore<>() {
-            @Override
-            public <R> Guarded<R> runOnce(InboxKey key, Fingerprint fingerprint,
-                    Effect<? super JoinedUnitOfWork, R> effect) {
-                committer.submit(() -> inbox.runOnce(key, fingerprint, effect));
-                return Guarded.processed(null); // reported processed before anything committed: the bug
-            }
-
-            @Override
-            public Optional<Fingerprint> recorded(InboxKey key) {
-                return inbox.recorded(key);
-            }
-
-            @Override
-            public Guarantee guarantee() {
-                return inbox.guarantee();
-            }
-        };
+        InboxStore<JoinedUnitOfWork> asyncCommit = CrashChildren.asyncCommit(inbox);
         RetryPolicy policy = RetryPolicy.defaults().withBackoff(Backoff.exponential(Duration.ofMillis(50),
                 Duration.ofMillis(200), Jitter.FULL));
         return new IdempotentListenerAdvice(asyncCommit, deliveries, policy, Set.of(), () -> 0.5, Clock.system(),

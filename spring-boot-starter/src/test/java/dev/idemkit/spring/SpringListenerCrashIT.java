@@ -194,10 +194,7 @@ class SpringListenerCrashIT {
         /** Starts the service armed at {@code point}, waits until a thread stopped there, and SIGKILLs it. */
         void killAt(String point, int hit) throws Exception {
             try (ChildJvm child = start(point, hit)) {
-                String line = child.awaitLine("CRASH-POINT " + point, PATIENCE).orElseThrow(() -> new AssertionError(
-                        "the service never reached " + point + " (hit " + hit + "); log: " + child.log()));
-                assertThat(line).isEqualTo("CRASH-POINT " + point);
-                assertThat(child.kill()).as("killed by SIGKILL").isEqualTo(ChildJvm.SIGKILLED);
+                CrashChildren.killWhenStopped(child, point, hit, PATIENCE);
             }
         }
 

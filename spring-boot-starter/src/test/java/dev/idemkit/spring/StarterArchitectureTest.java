@@ -19,9 +19,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * docs/ARCHITECTURE.md section 1 for the starter: it sits beside app, over ports and domain, with the PostgreSQL and
- * RabbitMQ adapters as optional dependencies (the RabbitMQ one named only by the idempotent listeners' support, so a
- * service without it runs everything else); nothing of idemkit's core or adapters knows Spring, and the starter knows
+ * docs/ARCHITECTURE.md section 1 for the starter: it sits beside app, over ports and domain, with the PostgreSQL,
+ * RabbitMQ and Kafka adapters as optional dependencies (the RabbitMQ and Kafka ones named only by their idempotent
+ * listeners' support, so a service without them runs everything else); nothing of idemkit's core or adapters knows Spring, and the starter knows
  * no other module.
  */
 class StarterArchitectureTest {
@@ -36,7 +36,8 @@ class StarterArchitectureTest {
 
     @Test
     void theStarterAndTheModulesItUsesAreImported() {
-        for (String pkg : new String[] {"domain", "ports", "adapters.postgres", "adapters.rabbit", "spring"}) {
+        for (String pkg : new String[] {"domain", "ports", "adapters.postgres", "adapters.rabbit", "adapters.kafka",
+                "spring"}) {
             assertThat(classes.stream().anyMatch(c -> c.getPackageName().startsWith(ROOT + "." + pkg)))
                     .as("classes of %s imported", pkg).isTrue();
         }
@@ -54,10 +55,21 @@ class StarterArchitectureTest {
     void theStarterNamesNoOtherAdapterNorTheAppNorTheExercises() {
         ArchRule rule = noClasses().that().resideInAPackage(ROOT + ".spring..")
                 .should().dependOnClassesThat().resideInAnyPackage(ROOT + ".app..", ROOT + ".exercises..",
-                        ROOT + ".benchmarks..", ROOT + ".adapters.redis..", ROOT + ".adapters.sqs..",
-                        ROOT + ".adapters.kafka..")
-                .because("the starter depends on ports, domain and, optionally, adapters-postgres and adapters-rabbit"
-                        + " (docs/ARCHITECTURE.md section 1)");
+                        ROOT + ".benchmarks..", ROOT + ".adapters.redis..", ROOT + ".adapters.sqs..")
+                .because("the starter depends on ports, domain and, optionally, adapters-postgres, adapters-rabbit and"
+                        + " adapters-kafka (docs/ARCHITECTURE.md section 1)");
+        rule.check(classes);
+    }
+
+    @Test
+    void onlyTheIdempotentKafkaListenersNameTheKafkaAdapter() {
+        ArchRule rule = noClasses().that().resideInAPackage(ROOT + ".spring..")
+                .and().doNotHaveSimpleName("IdempotentKafkaListenerAdvice")
+                .and().doNotHaveSimpleName("KafkaListenerRetries")
+                .and().haveNameNotMatching(".*\\.IdemkitKafkaAutoConfiguration(\\$.*)?")
+                .should().dependOnClassesThat().resideInAPackage(ROOT + ".adapters.kafka..")
+                .because("adapters-kafka is optional: only the idempotent Kafka listeners' classes, loaded when it is"
+                        + " there, may name it");
         rule.check(classes);
     }
 

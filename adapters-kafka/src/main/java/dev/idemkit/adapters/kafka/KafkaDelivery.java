@@ -139,6 +139,16 @@ final class KafkaDelivery implements Delivery {
         return record;
     }
 
+    /** Where the record first came from: its own coordinates, or those its retry copy carries. */
+    KafkaWire.Origin origin() {
+        return origin;
+    }
+
+    /** The work topic this delivery belongs to (a retry copy's too). */
+    String workTopic() {
+        return subscription.topic();
+    }
+
     @Override
     public Optional<LogPosition> positionAfter(List<? extends Delivery> settledTogether) {
         return settle.positionAfter(this, settledTogether);

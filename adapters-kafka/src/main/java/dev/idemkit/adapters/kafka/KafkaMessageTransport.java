@@ -144,6 +144,11 @@ public final class KafkaMessageTransport implements MessageTransport {
         return settings;
     }
 
+    /** The idempotent producer every copy of this transport is written with (adopted deliveries' too). */
+    KafkaProducer<byte[], byte[]> producer() {
+        return producer;
+    }
+
     /** The dead-letter topics of this transport's work topics. */
     public KafkaDeadLetterQueue deadLetters() {
         return deadLetters;

@@ -113,6 +113,33 @@ final class KafkaWire {
         return out;
     }
 
+    /**
+     * The headers its producer wrote, as the record carried them on the work topic: on a copy idemkit wrote, those
+     * under {@value #APPLICATION_PREFIX} (prefix removed) and the message id; on a producer's record, all of them.
+     */
+    static RecordHeaders producerHeaders(Headers received) {
+        RecordHeaders out = new RecordHeaders();
+        if (received.lastHeader(COPY) == null) {
+            received.forEach(out::add);
+            return out;
+        }
+        for (Header h : received) {
+            if (h.key().startsWith(APPLICATION_PREFIX)) {
+                out.add(h.key().substring(APPLICATION_PREFIX.length()), h.value());
+            }
+        }
+        Header id = received.lastHeader(MESSAGE_ID);
+        if (id != null) {
+            out.add(MESSAGE_ID, id.value());
+        }
+        return out;
+    }
+
+    /** Whether idemkit wrote this record as a copy (a retry, a dead letter, a redrive). */
+    static boolean isCopy(Headers headers) {
+        return headers.lastHeader(COPY) != null;
+    }
+
     static void put(RecordHeaders headers, String name, String value) {
         headers.remove(name);
         headers.add(name, bytes(value));
