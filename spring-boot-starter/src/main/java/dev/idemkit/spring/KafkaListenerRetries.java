@@ -18,6 +18,7 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.BatchMessageListener;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.listener.ContainerProperties;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.listener.adapter.AsyncRepliesAware;
@@ -72,6 +73,11 @@ final class KafkaListenerRetries implements SmartLifecycle {
                     continue;
                 }
                 String group = container.getGroupId();
+                if (group == null || group.isBlank()) {
+                    throw new StartupRefusal("@KafkaListener " + container.getListenerId() + " has no consumer group;"
+                            + " an idempotent @KafkaListener's inbox keys and retry topics are its group's: set its"
+                            + " groupId or spring.kafka.consumer.group-id");
+                }
                 Object listener = props.getMessageListener();
                 IdempotentKafkaListenerAdvice.RecordTypes types = IdemkitKafkaAutoConfiguration.recordTypes(
                         this.types, props.getKafkaConsumerProperties(), container.getListenerId());
@@ -92,7 +98,7 @@ final class KafkaListenerRetries implements SmartLifecycle {
                 for (String topic : served) {
                     deliveries.declare(topic);
                     advice.register(group, topic);
-                    subscriptions.add(deliveries.subscribeRetries(group, topic,
+                    subscriptions.add(deliveries.subscribeRetries(group, topic, concurrency(container),
                             d -> advice.onRetry(group, topic, d, listener, types)));
                 }
                 LOG.info("idemkit idempotent @KafkaListener {} (group {}) on {}: inbox in the listener's transaction,"
@@ -164,6 +170,11 @@ final class KafkaListenerRetries implements SmartLifecycle {
                     + " offset: remove the container's transaction manager");
         }
         return served;
+    }
+
+    /** How many threads the container runs its listener on (1 for a container of one consumer). */
+    private static int concurrency(MessageListenerContainer container) {
+        return container instanceof ConcurrentMessageListenerContainer<?, ?> c ? Math.max(1, c.getConcurrency()) : 1;
     }
 
     private static boolean autoCommit(ContainerProperties props) {

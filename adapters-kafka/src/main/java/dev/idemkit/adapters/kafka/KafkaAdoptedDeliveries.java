@@ -66,12 +66,14 @@ public final class KafkaAdoptedDeliveries {
     /**
      * Consumes {@code topic}'s retry topics for consumer group {@code group}'s listener: each copy, once due, goes to
      * {@code handler} as a delivery whose settles are this adapter's (a retry writes the next copy, a dead letter
-     * writes to {@code topic.dlt}); its offset is committed once settled.
+     * writes to {@code topic.dlt}); its offset is committed once settled. At most {@code concurrency} copies are
+     * handled at once (the listener's own container's concurrency, so that the listener is never called by more
+     * threads for its retries than for its records).
      */
-    public Subscription subscribeRetries(String group, String topic, DeliveryHandler handler) {
+    public Subscription subscribeRetries(String group, String topic, int concurrency, DeliveryHandler handler) {
         transport.declare(topic);
-        KafkaSubscription s = new KafkaSubscription(topic, settings(group), handler, transport.producer(), () -> { },
-                false, null);
+        KafkaSubscription s = new KafkaSubscription(topic, settings(group).withConcurrency(concurrency), handler,
+                transport.producer(), () -> { }, false, null);
         s.start();
         return s;
     }
