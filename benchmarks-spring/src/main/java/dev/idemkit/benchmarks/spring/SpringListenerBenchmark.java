@@ -13,7 +13,6 @@ import dev.idemkit.testsupport.TestPostgres;
 import dev.idemkit.testsupport.TestRabbit;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -169,12 +168,12 @@ public final class SpringListenerBenchmark {
                     // the credits' hot rows leave dead versions behind: every run starts from a vacuumed table
                     vacuum.execute("VACUUM ANALYZE " + s.schema() + ".accounts");
                 }
-                long before = total(poll, s.schema());
+                long before = BenchResults.total(poll, s.schema());
                 publish(rabbit, s.queue(), stream);
                 long start = System.nanoTime();
                 s.container().start();
                 long deadline = start + TimeUnit.MINUTES.toNanos(5);
-                while (total(poll, s.schema()) < before + expected) {
+                while (BenchResults.total(poll, s.schema()) < before + expected) {
                     if (System.nanoTime() > deadline) {
                         throw new IllegalStateException(s.variant() + " c" + s.concurrency() + " did not apply the"
                                 + " round's credits within 5 minutes");
@@ -183,7 +182,7 @@ public final class SpringListenerBenchmark {
                 }
                 double seconds = (System.nanoTime() - start) / 1e9;
                 s.container().stop();
-                long applied = total(poll, s.schema()) - before;
+                long applied = BenchResults.total(poll, s.schema()) - before;
                 purge(rabbit, s.queue()); // duplicates the container had not reached when the last credit landed
                 if (applied != expected) {
                     throw new IllegalStateException(s.variant() + " c" + s.concurrency() + " applied " + applied
@@ -235,13 +234,6 @@ public final class SpringListenerBenchmark {
         }
     }
 
-    private static long total(java.sql.Connection c, String schema) throws SQLException {
-        try (Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT coalesce(sum(balance), 0) FROM " + schema + ".accounts")) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
 
     private static void report(int[] concurrencies, Map<String, List<Double>> rates) {
         System.out.println();
@@ -255,29 +247,17 @@ public final class SpringListenerBenchmark {
             if (hand == null || idem == null) {
                 continue; // a variant left out: its rounds are printed above
             }
-            String line = String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %s", c, median(hand), median(idem),
-                    ratios(idem, hand));
+            String line = String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %s", c, BenchResults.median(hand),
+                    BenchResults.median(idem), BenchResults.ratios(idem, hand));
             if (batch) {
                 List<Double> b = rates.get("idemkit-batch|" + c);
-                line += String.format(Locale.ROOT, " | %,.0f | %s", median(b), ratios(b, idem));
+                line += String.format(Locale.ROOT, " | %,.0f | %s", BenchResults.median(b),
+                        BenchResults.ratios(b, idem));
             }
             System.out.println(line + " |");
         }
         System.out.println("(msg/s: medians over the rounds; every round's total was checked exact)");
     }
 
-    private static String ratios(List<Double> xs, List<Double> base) {
-        StringBuilder out = new StringBuilder();
-        for (int i = 0; i < xs.size(); i++) {
-            out.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", xs.get(i) / base.get(i)));
-        }
-        return out.toString();
-    }
 
-    private static double median(List<Double> xs) {
-        List<Double> sorted = new ArrayList<>(xs);
-        sorted.sort(null);
-        int n = sorted.size();
-        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
-    }
 }

@@ -1,0 +1,81 @@
+package dev.idemkit.benchmarks.spring.kafka;
+
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * The two Kafka services of {@link SpringKafkaListenerBenchmark}, each a {@code @KafkaListener} crediting
+ * {@code account:amount} values, keyed by the {@code message_id} header: the same method made idempotent by
+ * {@code idemkit.kafka.idempotent-listeners=true}, and the baseline a Spring user writes without idemkit.
+ */
+public final class KafkaCreditListeners {
+    private KafkaCreditListeners() {}
+
+    static void credit(JdbcTemplate jdbc, String value) {
+        int colon = value.indexOf(':');
+        jdbc.update("UPDATE accounts SET balance = balance + ? WHERE id = ?", Long.parseLong(value.substring(colon + 1)),
+                value.substring(0, colon));
+    }
+
+    static String messageId(ConsumerRecord<?, ?> record) {
+        Header h = record.headers().lastHeader("message_id");
+        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+
+    /** The listener idemkit makes idempotent: it knows nothing of idemkit. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration(excludeName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")
+    @Import(IdemkitService.Listener.class)
+    public static class IdemkitService {
+        public static class Listener {
+            private final JdbcTemplate jdbc;
+
+            public Listener(JdbcTemplate jdbc) {
+                this.jdbc = jdbc;
+            }
+
+            @KafkaListener(id = "credits", topics = "${bench.topic}", groupId = "${bench.group}",
+                    autoStartup = "false")
+            public void onCredit(ConsumerRecord<String, String> record) {
+                credit(jdbc, record.value());
+            }
+        }
+    }
+
+    /**
+     * The baseline: a {@code @Transactional} {@code @KafkaListener} that inserts the message id with
+     * {@code INSERT ... ON CONFLICT DO NOTHING} and credits only when the insert did, in one JDBC transaction that
+     * commits before the container commits the offset. No retry schedule, no dead letters, no check of a reused id's
+     * value: less than idemkit does, which makes it the fair floor.
+     */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration(excludeName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")
+    @Import(HandWrittenService.Listener.class)
+    public static class HandWrittenService {
+        public static class Listener {
+            private final JdbcTemplate jdbc;
+
+            public Listener(JdbcTemplate jdbc) {
+                this.jdbc = jdbc;
+            }
+
+            @KafkaListener(id = "credits", topics = "${bench.topic}", groupId = "${bench.group}",
+                    autoStartup = "false")
+            @Transactional
+            public void onCredit(ConsumerRecord<String, String> record) {
+                if (jdbc.update("INSERT INTO processed (message_id) VALUES (?) ON CONFLICT DO NOTHING",
+                        messageId(record)) == 0) {
+                    return; // a duplicate: its offset is committed, nothing applied
+                }
+                credit(jdbc, record.value());
+            }
+        }
+    }
+}

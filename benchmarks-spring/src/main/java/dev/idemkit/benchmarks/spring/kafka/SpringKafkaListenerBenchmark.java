@@ -1,0 +1,233 @@
+package dev.idemkit.benchmarks.spring.kafka;
+
+import dev.idemkit.adapters.kafka.KafkaBroker;
+import dev.idemkit.benchmarks.spring.BenchResults;
+import dev.idemkit.adapters.kafka.KafkaMessageTransport;
+import dev.idemkit.adapters.kafka.KafkaSettings;
+import dev.idemkit.ports.out.OutgoingMessage;
+import dev.idemkit.testsupport.Names;
+import dev.idemkit.testsupport.TestPostgres;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.listener.MessageListenerContainer;
+
+/**
+ * The starter's idempotent {@code @KafkaListener} beside the one a Spring user writes without idemkit
+ * ({@code @Transactional}, {@code INSERT ... ON CONFLICT DO NOTHING}), with the same container settings, at each
+ * concurrency, rounds interleaved in one run, on a real Kafka broker (a private KRaft node, {@code KafkaBroker}) and
+ * the machine's PostgreSQL. Each variant is a real Spring Boot service with its own schema, topic (4 partitions) and
+ * consumer group; a round publishes the same stream to each topic (30 % of the records repeat an earlier id with its
+ * value), starts the listener container, and times until every unique credit is in the database; then, untimed, it
+ * waits until the group committed the whole topic, stops the container and checks that the total is exact. Ratios
+ * are idemkit over the hand-written listener of the same round.
+ *
+ * <pre>./mvnw -q -B install -DskipTests &amp;&amp; ./mvnw -q -pl benchmarks-spring exec:java \
+ *     -Dexec.mainClass=dev.idemkit.benchmarks.spring.kafka.SpringKafkaListenerBenchmark</pre>
+ * Properties: {@code bench.messages} (10000), {@code bench.rounds} (3), {@code bench.concurrency} (1,4),
+ * {@code bench.duplicates} (0.3), {@code bench.accounts} (100).
+ */
+public final class SpringKafkaListenerBenchmark {
+    private static final int ACCOUNTS = Integer.getInteger("bench.accounts", 100);
+    private static final int PARTITIONS = 4;
+
+    private SpringKafkaListenerBenchmark() {}
+
+    /** One Spring service of one variant at one concurrency, its schema, topic, group and listener container. */
+    private record Service(String variant, int concurrency, String schema, String topic, String group,
+            ConfigurableApplicationContext context) {
+        MessageListenerContainer container() {
+            return context.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("credits");
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        int messages = Integer.getInteger("bench.messages", 10_000);
+        int rounds = Integer.getInteger("bench.rounds", 3);
+        double duplicates = Double.parseDouble(System.getProperty("bench.duplicates", "0.3"));
+        int[] concurrencies = Arrays.stream(System.getProperty("bench.concurrency", "1,4").split(","))
+                .map(String::trim).mapToInt(Integer::parseInt).toArray();
+        KafkaSettings settings = KafkaBroker.shared().settings().withPartitions(PARTITIONS);
+        List<Service> services = new ArrayList<>();
+        Map<String, List<Double>> rates = new LinkedHashMap<>();
+        Properties adminProps = new Properties();
+        adminProps.put("bootstrap.servers", settings.bootstrapServers());
+        try (KafkaMessageTransport producer = new KafkaMessageTransport(settings);
+                Admin admin = Admin.create(adminProps)) {
+            try {
+                for (int c : concurrencies) {
+                    services.add(start("idemkit", KafkaCreditListeners.IdemkitService.class, c, producer));
+                    services.add(start("hand-written", KafkaCreditListeners.HandWrittenService.class, c, producer));
+                }
+                System.out.printf(Locale.ROOT, "spring kafka listener benchmark: %d records per round (%.0f %%"
+                        + " duplicates), %d rounds, %d partitions, concurrency %s%n", messages, duplicates * 100,
+                        rounds, PARTITIONS, Arrays.toString(concurrencies));
+                round(services, producer, admin, Math.max(1_000, messages / 2), duplicates, -1, null); // warm-up
+                for (int r = 0; r < rounds; r++) {
+                    round(services, producer, admin, messages, duplicates, r, rates);
+                }
+            } finally {
+                for (Service s : services) {
+                    s.context().close();
+                    TestPostgres.dropSchema(s.schema());
+                    producer.deleteTopics(s.topic());
+                }
+            }
+        }
+        report(concurrencies, rates);
+        System.exit(0); // the shared broker's JVM is stopped by its shutdown hook
+    }
+
+    private static Service start(String variant, Class<?> config, int concurrency, KafkaMessageTransport producer)
+            throws SQLException {
+        String schema = TestPostgres.uniqueSchema("idemkit_bench_kafka");
+        String topic = KafkaBroker.uniqueTopic("bench-spring-" + variant);
+        String group = "bench-" + Names.tag(8);
+        try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE SCHEMA " + schema);
+            s.execute("CREATE TABLE " + schema + ".accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
+            s.execute("INSERT INTO " + schema + ".accounts SELECT 'a' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1)
+                    + ") g");
+            // the hand-written listener's dedup table, as its author would create it
+            s.execute("CREATE TABLE " + schema + ".processed (message_id text PRIMARY KEY,"
+                    + " processed_at timestamptz NOT NULL DEFAULT now())");
+        }
+        producer.declare(topic); // 4 partitions, before the service subscribes
+        String url = TestPostgres.URL + (TestPostgres.URL.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+        List<String> props = new ArrayList<>(List.of(
+                "spring.datasource.url=" + url,
+                "spring.datasource.username=" + TestPostgres.USER,
+                "spring.datasource.password=" + TestPostgres.PASSWORD,
+                "spring.kafka.bootstrap-servers=" + producer.settings().bootstrapServers(),
+                "spring.kafka.consumer.auto-offset-reset=earliest",
+                "spring.kafka.listener.concurrency=" + concurrency,
+                "bench.topic=" + topic,
+                "bench.group=" + group,
+                "idemkit.postgres.schema=" + schema,
+                "logging.level.root=WARN"));
+        if (variant.equals("idemkit")) {
+            props.add("idemkit.kafka.idempotent-listeners=true");
+        } else {
+            props.add("idemkit.enabled=false");
+        }
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(config)
+                .web(WebApplicationType.NONE).properties(props.toArray(String[]::new)).run();
+        return new Service(variant, concurrency, schema, topic, group, context);
+    }
+
+    private static void round(List<Service> services, KafkaMessageTransport producer, Admin admin, int messages,
+            double duplicates, int round, Map<String, List<Double>> rates) throws Exception {
+        String tag = Names.tag(8);
+        Random random = new Random(round + 17L);
+        List<String[]> stream = new ArrayList<>(messages); // {id, value}
+        long expected = 0;
+        for (int i = 0; i < messages; i++) {
+            if (i > 0 && random.nextDouble() < duplicates) {
+                stream.add(stream.get(random.nextInt(stream.size())));
+            } else {
+                long amount = 1 + random.nextInt(9);
+                expected += amount;
+                stream.add(new String[] {tag + "-" + i, "a" + random.nextInt(ACCOUNTS) + ":" + amount});
+            }
+        }
+        for (Service s : services) {
+            try (java.sql.Connection poll = TestPostgres.connect()) {
+                try (Statement vacuum = poll.createStatement()) {
+                    vacuum.execute("VACUUM ANALYZE " + s.schema() + ".accounts");
+                }
+                long before = BenchResults.total(poll, s.schema());
+                publish(producer, s.topic(), stream);
+                long start = System.nanoTime();
+                s.container().start();
+                long deadline = start + TimeUnit.MINUTES.toNanos(5);
+                while (BenchResults.total(poll, s.schema()) < before + expected) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(s.variant() + " c" + s.concurrency() + " did not apply the"
+                                + " round's credits within 5 minutes");
+                    }
+                    Thread.sleep(10);
+                }
+                double seconds = (System.nanoTime() - start) / 1e9;
+                // untimed: the duplicates behind the last credit consumed and the whole topic committed, so that the
+                // next round starts from its own records
+                while (lag(admin, s.group(), s.topic()) > 0) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(s.variant() + " c" + s.concurrency() + " did not commit the"
+                                + " round's records within 5 minutes");
+                    }
+                    Thread.sleep(50);
+                }
+                s.container().stop();
+                long applied = BenchResults.total(poll, s.schema()) - before;
+                if (applied != expected) {
+                    throw new IllegalStateException(s.variant() + " c" + s.concurrency() + " applied " + applied
+                            + " for " + expected + ": not exact");
+                }
+                if (rates != null) {
+                    double rate = messages / seconds;
+                    rates.computeIfAbsent(s.variant() + "|" + s.concurrency(), k -> new ArrayList<>()).add(rate);
+                    System.out.printf(Locale.ROOT, "round %d %-13s concurrency %d: %,8.0f records/s (total exact)%n",
+                            round + 1, s.variant(), s.concurrency(), rate);
+                }
+            }
+        }
+    }
+
+    /** Through idemkit's idempotent producer, pipelined, each acked by the broker before the round starts. */
+    private static void publish(KafkaMessageTransport producer, String topic, List<String[]> stream) {
+        List<CompletableFuture<Void>> acks = new ArrayList<>(stream.size());
+        for (String[] m : stream) {
+            acks.add(producer.publishAsync(topic, OutgoingMessage.of(m[0], m[1].getBytes(StandardCharsets.UTF_8))));
+        }
+        CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).join();
+    }
+
+    /** Records of {@code topic} the group has not committed. */
+    private static long lag(Admin admin, String group, String topic) throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata().get();
+        Map<TopicPartition, OffsetSpec> ask = new java.util.HashMap<>();
+        for (int p = 0; p < PARTITIONS; p++) {
+            ask.put(new TopicPartition(topic, p), OffsetSpec.latest());
+        }
+        long lag = 0;
+        for (var e : admin.listOffsets(ask).all().get().entrySet()) {
+            OffsetAndMetadata c = committed.get(e.getKey());
+            lag += e.getValue().offset() - (c == null ? 0 : c.offset());
+        }
+        return lag;
+    }
+
+
+    private static void report(int[] concurrencies, Map<String, List<Double>> rates) {
+        System.out.println();
+        System.out.println("| concurrency | hand-written records/s | idemkit records/s | idemkit / hand-written (per round) |");
+        System.out.println("|---|---|---|---|");
+        for (int c : concurrencies) {
+            List<Double> hand = rates.get("hand-written|" + c);
+            List<Double> idem = rates.get("idemkit|" + c);
+            System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %s |%n", c, BenchResults.median(hand),
+                    BenchResults.median(idem), BenchResults.ratios(idem, hand));
+        }
+        System.out.println("(records/s: medians over the rounds; every round's total was checked exact)");
+    }
+
+}
