@@ -44,6 +44,18 @@ final class BenchDatabase {
         return schema;
     }
 
+    String url() {
+        return url;
+    }
+
+    String user() {
+        return user;
+    }
+
+    String password() {
+        return password;
+    }
+
     BenchDatabase(String url, String user, String password, String schema) {
         this.url = url;
         this.user = user;
