@@ -42,10 +42,69 @@ public class KafkaCrashChild {
     private static final PrintStream OUT = System.out;
 
     public static void main(String[] args) {
-        KafkaCredits.insideEffect = () -> SpringCrashChild.reached(SpringCrashChild.INSIDE_EFFECT);
+        boolean broken = "async-commit".equals(System.getProperty("idemkit.crash.broken"));
+        KafkaCredits.insideEffect = () -> {
+            if (broken) {
+                // the bite must not depend on a race: the broken container's offset commit has to have landed before
+                // the kill (under load it came after it, and nothing was lost: a CI flake of the full tier)
+                awaitCommittedToEnd(arg(args, "spring.kafka.bootstrap-servers"), arg(args, "sample.group"),
+                        arg(args, "sample.topic"), Duration.ofSeconds(20));
+            }
+            SpringCrashChild.reached(SpringCrashChild.INSIDE_EFFECT);
+        };
         SpringApplication app = new SpringApplication(KafkaCrashChild.class);
         app.setBannerMode(org.springframework.boot.Banner.Mode.OFF);
         app.run(args);
+    }
+
+    private static String arg(String[] args, String name) {
+        for (String a : args) {
+            if (a.startsWith("--" + name + "=")) {
+                return a.substring(name.length() + 3);
+            }
+        }
+        throw new IllegalArgumentException("--" + name + " is required");
+    }
+
+    /**
+     * Waits, bounded, until {@code group} has committed {@code topic} to its end (the broken build's container commits
+     * the offsets of records whose effects still run); says so on standard error when the wait ran out.
+     */
+    static void awaitCommittedToEnd(String bootstrap, String group, String topic, Duration limit) {
+        java.util.Properties p = new java.util.Properties();
+        p.put("bootstrap.servers", bootstrap);
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(p)) {
+            long deadline = System.nanoTime() + limit.toNanos();
+            while (System.nanoTime() < deadline) {
+                long lag = lag(admin, group, topic);
+                if (lag == 0) {
+                    return;
+                }
+                Thread.sleep(50);
+            }
+            System.err.println("the broken build's offsets were not committed within " + limit);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Records of {@code topic} that {@code group} has not committed. */
+    static long lag(org.apache.kafka.clients.admin.Admin admin, String group, String topic)
+            throws InterruptedException, java.util.concurrent.ExecutionException {
+        var committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+        var ask = new java.util.HashMap<org.apache.kafka.common.TopicPartition,
+                org.apache.kafka.clients.admin.OffsetSpec>();
+        admin.describeTopics(java.util.List.of(topic)).allTopicNames().get().get(topic).partitions()
+                .forEach(i -> ask.put(new org.apache.kafka.common.TopicPartition(topic, i.partition()),
+                        org.apache.kafka.clients.admin.OffsetSpec.latest()));
+        long lag = 0;
+        for (var e : admin.listOffsets(ask).all().get().entrySet()) {
+            var c = committed.get(e.getKey());
+            lag += e.getValue().offset() - (c == null ? 0 : c.offset());
+        }
+        return lag;
     }
 
     @EventListener(ApplicationReadyEvent.class)

@@ -21,9 +21,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -202,17 +199,7 @@ class KafkaListenerCrashIT {
         }
 
         private long lag(String groupId, String name) throws Exception {
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(groupId)
-                    .partitionsToOffsetAndMetadata().get();
-            Map<TopicPartition, OffsetSpec> ask = new java.util.HashMap<>();
-            admin.describeTopics(List.of(name)).allTopicNames().get().get(name).partitions()
-                    .forEach(i -> ask.put(new TopicPartition(name, i.partition()), OffsetSpec.latest()));
-            long lag = 0;
-            for (var e : admin.listOffsets(ask).all().get().entrySet()) {
-                OffsetAndMetadata c = committed.get(e.getKey());
-                lag += e.getValue().offset() - (c == null ? 0 : c.offset());
-            }
-            return lag;
+            return KafkaCrashChild.lag(admin, groupId, name);
         }
 
         @Override
