@@ -4,23 +4,18 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.idemkit.testsupport.ChildJvm;
-import java.io.File;
+import dev.idemkit.testsupport.MidStreamKills;
 import java.math.BigDecimal;
 import java.net.URI;
-import java.net.URISyntaxException;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The kill comparison of the peers suite: one service's consuming process ({@link PeerChild}, a JVM of its own) drains
- * a pre-filled queue and is SIGKILLed mid-stream {@code kills} times (when a further share of the distinct credits
- * has been applied: after 1/(kills+1), 2/(kills+1), ...), restarted each time; a last process drains the rest and is
- * stopped once the queue is empty and the balances stayed the same for two seconds. The same kills for every
- * service: where in an exchange a kill lands is chance, as it is in production.
+ * a pre-filled queue and is SIGKILLed mid-stream ({@link MidStreamKills}: when a further share of the distinct credits
+ * has been applied), restarted each time; a last process drains the rest and is stopped once the queue is empty and
+ * the balances stayed the same for two seconds. The same kills for every service.
  */
 final class PeerKills {
     /**
@@ -37,49 +32,17 @@ final class PeerKills {
     PeerKills(BenchDatabase db, URI rabbitUri) {
         this.db = db;
         this.rabbitUri = rabbitUri;
-        this.classpath = classpath();
+        this.classpath = MidStreamKills.classpath(PeerKills.class);
     }
 
     Outcome run(String service, Workload w, int consumers, int prefetch, int kills) throws Exception {
         BigDecimal before = db.sumOfBalances();
-        long began = System.nanoTime();
         String name = "bench-" + w.label();
-        for (int k = 0; k < kills; k++) {
-            try (ChildJvm child = start(service, w, name, consumers, prefetch)) {
-                long target = w.unique() * (k + 1) / (kills + 1);
-                long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-                while (credited(before) < target) {
-                    if (System.nanoTime() > deadline || !child.alive()) {
-                        throw new IllegalStateException(service + ": " + target + " credits not reached before kill "
-                                + (k + 1) + "; log: " + child.log());
-                    }
-                    Thread.sleep(5);
-                }
-                child.kill();
-            }
-        }
-        long left;
-        try (ChildJvm child = start(service, w, name, consumers, prefetch)) {
-            long last = -1;
-            long stableSince = System.nanoTime();
-            long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
-            while (System.nanoTime() < deadline) {
-                long now = credited(before);
-                if (now != last) {
-                    last = now;
-                    stableSince = System.nanoTime();
-                } else if (ready(w.queue()) == 0 && System.nanoTime() - stableSince > Duration.ofSeconds(2).toNanos()) {
-                    break;
-                }
-                Thread.sleep(50);
-            }
-            child.terminate();
-            left = ready(w.queue());
-        }
-        double seconds = (System.nanoTime() - began) / 1e9;
+        double seconds = MidStreamKills.run(() -> start(service, w, name, consumers, prefetch), () -> credited(before),
+                () -> ready(w.queue()), w.unique(), kills, Duration.ofSeconds(2), Duration.ofSeconds(180));
         long credits = credited(before);
-        return new Outcome(kills, w.unique(), Math.max(0, credits - w.unique()),
-                Math.max(0, w.unique() - credits), ready(w.queue() + ".dlq"), left, seconds);
+        return new Outcome(kills, w.unique(), Math.max(0, credits - w.unique()), Math.max(0, w.unique() - credits),
+                ready(w.queue() + ".dlq"), ready(w.queue()), seconds);
     }
 
     private ChildJvm start(String service, Workload w, String name, int consumers, int prefetch) throws Exception {
@@ -106,22 +69,5 @@ final class PeerKills {
         try (Connection c = f.newConnection("idemkit-bench-peer-kills"); Channel ch = c.createChannel()) {
             return ch.queueDeclarePassive(queue).getMessageCount();
         }
-    }
-
-    /** This JVM's class path: exec:java's class loader's, else {@code java.class.path}. */
-    private static String classpath() {
-        List<String> entries = new ArrayList<>();
-        for (ClassLoader cl = PeerKills.class.getClassLoader(); cl != null; cl = cl.getParent()) {
-            if (cl instanceof URLClassLoader u) {
-                for (URL url : u.getURLs()) {
-                    try {
-                        entries.add(Path.of(url.toURI()).toString());
-                    } catch (URISyntaxException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
-            }
-        }
-        return entries.isEmpty() ? System.getProperty("java.class.path") : String.join(File.pathSeparator, entries);
     }
 }

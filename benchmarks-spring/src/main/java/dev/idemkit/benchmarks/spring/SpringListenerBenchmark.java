@@ -8,6 +8,7 @@ import dev.idemkit.adapters.rabbit.RabbitSettings;
 import dev.idemkit.benchmarks.spring.handwritten.HandWrittenListenerService;
 import dev.idemkit.benchmarks.spring.idemkit.IdemkitListenerService;
 import dev.idemkit.benchmarks.spring.idemkitbatch.IdemkitBatchListenerService;
+import dev.idemkit.benchmarks.spring.integration.SpringIntegrationService;
 import dev.idemkit.testsupport.Names;
 import dev.idemkit.testsupport.TestPostgres;
 import dev.idemkit.testsupport.TestRabbit;
@@ -42,12 +43,13 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Properties: {@code bench.messages} (10000), {@code bench.rounds} (3), {@code bench.concurrency} (1,4),
  * {@code bench.prefetch} (unset: Spring's default, 250), {@code bench.duplicates} (0.3), {@code bench.batchSize} (100:
  * the batch mode, a batch listener under Spring AMQP's consumer batching, beside them; 1 leaves it out),
- * {@code bench.variants} (idemkit,hand-written,idemkit-batch: which services run, e.g. one alone under a profiler),
+ * {@code bench.variants} (idemkit,hand-written,idemkit-batch,spring-integration: which services run; {@code
+ * spring-integration} is the peer of issue 33, {@link SpringIntegrationService}, e.g. one alone under a profiler),
  * {@code bench.accounts} (100: the rows the credits go to; few rows make concurrent batches wait for each other).
  */
 public final class SpringListenerBenchmark {
     private static final int ACCOUNTS = Integer.getInteger("bench.accounts", 100);
-    private static int batchSize;
+    private static int batchSize = Integer.getInteger("bench.batchSize", 100);
 
     private SpringListenerBenchmark() {
     }
@@ -56,7 +58,7 @@ public final class SpringListenerBenchmark {
     private record Service(String variant, int concurrency, String schema, String queue,
             ConfigurableApplicationContext context) {
         MessageListenerContainer container() {
-            return context.getBean(RabbitListenerEndpointRegistry.class).getListenerContainer("credits");
+            return SpringListenerBenchmark.container(context);
         }
     }
 
@@ -66,7 +68,8 @@ public final class SpringListenerBenchmark {
         double duplicates = Double.parseDouble(System.getProperty("bench.duplicates", "0.3"));
         String prefetch = System.getProperty("bench.prefetch");
         batchSize = Integer.getInteger("bench.batchSize", 100);
-        List<String> variants = List.of(System.getProperty("bench.variants", "idemkit,hand-written,idemkit-batch")
+        List<String> variants = List.of(System.getProperty("bench.variants",
+                "idemkit,hand-written,idemkit-batch,spring-integration")
                 .split(","));
         int[] concurrencies = Arrays.stream(System.getProperty("bench.concurrency", "1,4").split(","))
                 .map(String::trim).mapToInt(Integer::parseInt).toArray();
@@ -74,14 +77,10 @@ public final class SpringListenerBenchmark {
         Map<String, List<Double>> rates = new LinkedHashMap<>();
         try (Connection rabbit = TestRabbit.rawConnection("idemkit-bench-spring-publisher")) {
             for (int c : concurrencies) {
-                if (variants.contains("idemkit")) {
-                    services.add(start("idemkit", IdemkitListenerService.class, c, prefetch));
-                }
-                if (variants.contains("hand-written")) {
-                    services.add(start("hand-written", HandWrittenListenerService.class, c, prefetch));
-                }
-                if (batchSize > 1 && variants.contains("idemkit-batch")) {
-                    services.add(start("idemkit-batch", IdemkitBatchListenerService.class, c, prefetch));
+                for (String v : List.of("idemkit", "hand-written", "spring-integration", "idemkit-batch")) {
+                    if (variants.contains(v) && (batchSize > 1 || !v.equals("idemkit-batch"))) {
+                        services.add(start(v, config(v), c, prefetch));
+                    }
                 }
             }
             System.out.printf(Locale.ROOT, "spring listener benchmark: %d messages per round (%.0f %% duplicates),"
@@ -104,21 +103,66 @@ public final class SpringListenerBenchmark {
     private static Service start(String variant, Class<?> config, int concurrency, String prefetch) throws SQLException {
         String schema = TestPostgres.uniqueSchema("idemkit_bench_spring");
         String queue = TestRabbit.unique("idemkit.bench.spring");
+        createSchema(schema, "SELECT 'a' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1) + ") g");
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(config)
+                .web(WebApplicationType.NONE).properties(properties(variant, concurrency, schema, queue, prefetch)
+                        .toArray(String[]::new)).run();
+        // the service's queue is declared by Spring's RabbitAdmin when its first connection opens, which a stopped
+        // container has not done yet: declare it now, so that the stream published before the start is kept
+        context.getBean(RabbitAdmin.class).initialize();
+        return new Service(variant, concurrency, schema, queue, context);
+    }
+
+    /** A service's container: its {@code @RabbitListener}'s, or (Spring Integration) its inbound adapter's. */
+    static MessageListenerContainer container(ConfigurableApplicationContext context) {
+        MessageListenerContainer listener = context.getBean(RabbitListenerEndpointRegistry.class)
+                .getListenerContainer("credits");
+        return listener != null ? listener : context.getBean("creditsContainer", MessageListenerContainer.class);
+    }
+
+    /** The Spring configuration of a variant. */
+    static Class<?> config(String variant) {
+        return switch (variant) {
+            case "idemkit" -> IdemkitListenerService.class;
+            case "hand-written" -> HandWrittenListenerService.class;
+            case "idemkit-batch" -> IdemkitBatchListenerService.class;
+            case "spring-integration" -> SpringIntegrationService.class;
+            default -> throw new IllegalArgumentException("unknown variant '" + variant + "'; known: idemkit,"
+                    + " hand-written, idemkit-batch, spring-integration");
+        };
+    }
+
+    /**
+     * A service's schema: {@code accounts} filled by {@code accountsSelect} (id, balance), and the tables the variants
+     * expect, as their authors would create them.
+     */
+    static void createSchema(String schema, String accountsSelect) throws SQLException {
         try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE SCHEMA " + schema);
             s.execute("CREATE TABLE " + schema + ".accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
-            s.execute("INSERT INTO " + schema + ".accounts SELECT 'a' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1)
-                    + ") g");
+            s.execute("INSERT INTO " + schema + ".accounts " + accountsSelect);
             // the hand-written listener's dedup table, as its author would create it
             s.execute("CREATE TABLE " + schema + ".processed (message_id text PRIMARY KEY,"
                     + " processed_at timestamptz NOT NULL DEFAULT now())");
+            // Spring Integration's metadata store, as its module's schema-postgresql.sql creates it
+            s.execute("CREATE TABLE " + schema + ".INT_METADATA_STORE (METADATA_KEY VARCHAR(255) NOT NULL,"
+                    + " METADATA_VALUE VARCHAR(4000), REGION VARCHAR(100) NOT NULL,"
+                    + " constraint INT_METADATA_STORE_PK primary key (METADATA_KEY, REGION))");
         }
+    }
+
+    /**
+     * The Spring properties of a variant's service: its schema and queue, the container's concurrency and prefetch
+     * (every variant the same), a pool of {@code concurrency + 2} connections.
+     */
+    static List<String> properties(String variant, int concurrency, String schema, String queue, String prefetch) {
         URI amqp = URI.create(TestRabbit.URI);
         String url = TestPostgres.URL + (TestPostgres.URL.contains("?") ? "&" : "?") + "currentSchema=" + schema;
         List<String> props = new ArrayList<>(List.of(
                 "spring.datasource.url=" + url,
                 "spring.datasource.username=" + TestPostgres.USER,
                 "spring.datasource.password=" + TestPostgres.PASSWORD,
+                "spring.datasource.hikari.maximum-pool-size=" + (concurrency + 2),
                 "spring.rabbitmq.host=" + amqp.getHost(),
                 "spring.rabbitmq.port=" + (amqp.getPort() > 0 ? amqp.getPort() : 5672),
                 "spring.rabbitmq.listener.simple.concurrency=" + concurrency,
@@ -138,12 +182,7 @@ public final class SpringListenerBenchmark {
         } else {
             props.add("idemkit.enabled=false");
         }
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(config)
-                .web(WebApplicationType.NONE).properties(props.toArray(String[]::new)).run();
-        // the service's queue is declared by Spring's RabbitAdmin when its first connection opens, which a stopped
-        // container has not done yet: declare it now, so that the stream published before the start is kept
-        context.getBean(RabbitAdmin.class).initialize();
-        return new Service(variant, concurrency, schema, queue, context);
+        return props;
     }
 
     private static void round(List<Service> services, Connection rabbit, int messages, double duplicates, int round,
@@ -198,7 +237,7 @@ public final class SpringListenerBenchmark {
         }
     }
 
-    private static void publish(Connection rabbit, String queue, List<String[]> stream) throws Exception {
+    static void publish(Connection rabbit, String queue, List<String[]> stream) throws Exception {
         try (Channel ch = rabbit.createChannel()) {
             ch.confirmSelect();
             java.util.concurrent.atomic.AtomicInteger returned = new java.util.concurrent.atomic.AtomicInteger();
@@ -226,7 +265,7 @@ public final class SpringListenerBenchmark {
     }
 
     /** The queue, and the settle paths the starter declared for it (retry buckets, hold queue, DLX, DLQ). */
-    private static void deleteQueues(String queue) {
+    static void deleteQueues(String queue) {
         try (var transport = new RabbitMessageTransport(RabbitSettings.defaults().withUri(URI.create(TestRabbit.URI)))) {
             transport.deleteTopology(queue);
         } catch (Exception e) {
@@ -257,6 +296,20 @@ public final class SpringListenerBenchmark {
             System.out.println(line + " |");
         }
         System.out.println("(msg/s: medians over the rounds; every round's total was checked exact)");
+        if (rates.keySet().stream().anyMatch(k -> k.startsWith("spring-integration|"))) {
+            System.out.println();
+            System.out.println("| concurrency | Spring Integration msg/s | idemkit msg/s | idemkit / Spring Integration"
+                    + " (per round) |");
+            System.out.println("|---|---|---|---|");
+            for (int c : concurrencies) {
+                List<Double> si = rates.get("spring-integration|" + c);
+                List<Double> idem = rates.get("idemkit|" + c);
+                if (si != null && idem != null) {
+                    System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %s |%n", c, BenchResults.median(si),
+                            BenchResults.median(idem), BenchResults.ratios(idem, si));
+                }
+            }
+        }
     }
 
 
