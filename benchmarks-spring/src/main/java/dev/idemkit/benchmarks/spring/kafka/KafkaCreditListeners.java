@@ -7,13 +7,16 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.annotation.BackOff;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.annotation.RetryableTopic;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
- * The two Kafka services of {@link SpringKafkaListenerBenchmark}, each a {@code @KafkaListener} crediting
+ * The Kafka services of {@link SpringKafkaListenerBenchmark}, each a {@code @KafkaListener} crediting
  * {@code account:amount} values, keyed by the {@code message_id} header: the same method made idempotent by
- * {@code idemkit.kafka.idempotent-listeners=true}, and the baseline a Spring user writes without idemkit.
+ * {@code idemkit.kafka.idempotent-listeners=true}, the baseline a Spring user writes without idemkit, and that baseline
+ * with Spring Kafka's non-blocking retries ({@code @RetryableTopic}, the peer of issue 33).
  */
 public final class KafkaCreditListeners {
     private KafkaCreditListeners() {}
@@ -73,6 +76,37 @@ public final class KafkaCreditListeners {
                 if (jdbc.update("INSERT INTO processed (message_id) VALUES (?) ON CONFLICT DO NOTHING",
                         messageId(record)) == 0) {
                     return; // a duplicate: its offset is committed, nothing applied
+                }
+                credit(jdbc, record.value());
+            }
+        }
+    }
+
+    /**
+     * The hand-written baseline with Spring Kafka's own non-blocking retries, as its reference documentation shows them:
+     * {@code @RetryableTopic} with its defaults (3 attempts, retry topics {@code <topic>-retry-<n>} with a 1 s back-off
+     * doubling, then {@code <topic>-dlt}), the topics created by Spring; the dedup and the credit in one
+     * {@code @Transactional} JDBC transaction per attempt, rolled back when the attempt fails.
+     */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration(excludeName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")
+    @Import(RetryableTopicService.Listener.class)
+    public static class RetryableTopicService {
+        public static class Listener {
+            private final JdbcTemplate jdbc;
+
+            public Listener(JdbcTemplate jdbc) {
+                this.jdbc = jdbc;
+            }
+
+            @KafkaListener(id = "credits", topics = "${bench.topic}", groupId = "${bench.group}",
+                    autoStartup = "false")
+            @RetryableTopic(backOff = @BackOff(delay = 1000, multiplier = 2.0))
+            @Transactional
+            public void onCredit(ConsumerRecord<String, String> record) {
+                if (jdbc.update("INSERT INTO processed (message_id) VALUES (?) ON CONFLICT DO NOTHING",
+                        messageId(record)) == 0) {
+                    return;
                 }
                 credit(jdbc, record.value());
             }

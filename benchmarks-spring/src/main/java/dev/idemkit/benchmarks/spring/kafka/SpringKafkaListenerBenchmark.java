@@ -43,19 +43,41 @@ import org.springframework.kafka.listener.MessageListenerContainer;
  * <pre>./mvnw -q -B install -DskipTests &amp;&amp; ./mvnw -q -pl benchmarks-spring exec:java \
  *     -Dexec.mainClass=dev.idemkit.benchmarks.spring.kafka.SpringKafkaListenerBenchmark</pre>
  * Properties: {@code bench.messages} (10000), {@code bench.rounds} (3), {@code bench.concurrency} (1,4),
- * {@code bench.duplicates} (0.3), {@code bench.accounts} (100).
+ * {@code bench.duplicates} (0.3), {@code bench.accounts} (100), {@code bench.variants}
+ * (idemkit,hand-written,retryable-topic), {@code bench.poison} (true: the poison record's timing, {@link #poison}).
  */
 public final class SpringKafkaListenerBenchmark {
     private static final int ACCOUNTS = Integer.getInteger("bench.accounts", 100);
     private static final int PARTITIONS = 4;
+    private static final List<String> VARIANTS = List.of(System.getProperty("bench.variants",
+            "idemkit,hand-written,retryable-topic").split(","));
+    private static List<String> poisons;
+
+    /** The Spring configuration of a variant. */
+    private static Class<?> config(String variant) {
+        return switch (variant) {
+            case "idemkit" -> KafkaCreditListeners.IdemkitService.class;
+            case "hand-written" -> KafkaCreditListeners.HandWrittenService.class;
+            case "retryable-topic" -> KafkaCreditListeners.RetryableTopicService.class;
+            default -> throw new IllegalArgumentException("unknown variant '" + variant + "'; known: idemkit,"
+                    + " hand-written, retryable-topic");
+        };
+    }
 
     private SpringKafkaListenerBenchmark() {}
 
     /** One Spring service of one variant at one concurrency, its schema, topic, group and listener container. */
     private record Service(String variant, int concurrency, String schema, String topic, String group,
             ConfigurableApplicationContext context) {
-        MessageListenerContainer container() {
-            return context.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("credits");
+        /** Starts every container of the service: the listener's and, with {@code @RetryableTopic}, its retry topics'. */
+        void start() {
+            context.getBean(KafkaListenerEndpointRegistry.class).getAllListenerContainers()
+                    .forEach(MessageListenerContainer::start);
+        }
+
+        void stop() {
+            context.getBean(KafkaListenerEndpointRegistry.class).getAllListenerContainers()
+                    .forEach(MessageListenerContainer::stop);
         }
     }
 
@@ -74,8 +96,9 @@ public final class SpringKafkaListenerBenchmark {
                 Admin admin = Admin.create(adminProps)) {
             try {
                 for (int c : concurrencies) {
-                    services.add(start("idemkit", KafkaCreditListeners.IdemkitService.class, c, producer));
-                    services.add(start("hand-written", KafkaCreditListeners.HandWrittenService.class, c, producer));
+                    for (String v : VARIANTS) {
+                        services.add(start(v, config(v), c, producer));
+                    }
                 }
                 System.out.printf(Locale.ROOT, "spring kafka listener benchmark: %d records per round (%.0f %%"
                         + " duplicates), %d rounds, %d partitions, concurrency %s%n", messages, duplicates * 100,
@@ -83,6 +106,14 @@ public final class SpringKafkaListenerBenchmark {
                 round(services, producer, admin, Math.max(1_000, messages / 2), duplicates, -1, null); // warm-up
                 for (int r = 0; r < rounds; r++) {
                     round(services, producer, admin, messages, duplicates, r, rates);
+                }
+                if (Boolean.parseBoolean(System.getProperty("bench.poison", "true"))) {
+                    poisons = new ArrayList<>();
+                    for (Service s : services) {
+                        if (s.concurrency() == concurrencies[0]) {
+                            poisons.add(poison(s, producer, admin));
+                        }
+                    }
                 }
             } finally {
                 for (Service s : services) {
@@ -93,6 +124,13 @@ public final class SpringKafkaListenerBenchmark {
             }
         }
         report(concurrencies, rates);
+        if (poisons != null) {
+            System.out.println();
+            System.out.println("| service | poison record dead-lettered after | its partition blocked for (the record"
+                    + " behind it credited after) | where it went |");
+            System.out.println("|---|---|---|---|");
+            poisons.forEach(System.out::println);
+        }
         System.exit(0); // the shared broker's JVM is stopped by its shutdown hook
     }
 
@@ -116,6 +154,7 @@ public final class SpringKafkaListenerBenchmark {
                 "spring.datasource.url=" + url,
                 "spring.datasource.username=" + TestPostgres.USER,
                 "spring.datasource.password=" + TestPostgres.PASSWORD,
+                "spring.datasource.hikari.maximum-pool-size=" + (concurrency + 2),
                 "spring.kafka.bootstrap-servers=" + producer.settings().bootstrapServers(),
                 "spring.kafka.consumer.auto-offset-reset=earliest",
                 "spring.kafka.listener.concurrency=" + concurrency,
@@ -156,7 +195,7 @@ public final class SpringKafkaListenerBenchmark {
                 long before = BenchResults.total(poll, s.schema());
                 publish(producer, s.topic(), stream);
                 long start = System.nanoTime();
-                s.container().start();
+                s.start();
                 long deadline = start + TimeUnit.MINUTES.toNanos(5);
                 while (BenchResults.total(poll, s.schema()) < before + expected) {
                     if (System.nanoTime() > deadline) {
@@ -175,7 +214,7 @@ public final class SpringKafkaListenerBenchmark {
                     }
                     Thread.sleep(50);
                 }
-                s.container().stop();
+                s.stop();
                 long applied = BenchResults.total(poll, s.schema()) - before;
                 if (applied != expected) {
                     throw new IllegalStateException(s.variant() + " c" + s.concurrency() + " applied " + applied
@@ -224,10 +263,106 @@ public final class SpringKafkaListenerBenchmark {
         for (int c : concurrencies) {
             List<Double> hand = rates.get("hand-written|" + c);
             List<Double> idem = rates.get("idemkit|" + c);
+            if (hand == null || idem == null) {
+                continue;
+            }
             System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %s |%n", c, BenchResults.median(hand),
                     BenchResults.median(idem), BenchResults.ratios(idem, hand));
         }
         System.out.println("(records/s: medians over the rounds; every round's total was checked exact)");
+        if (rates.keySet().stream().anyMatch(k -> k.startsWith("retryable-topic|"))) {
+            System.out.println();
+            System.out.println("| concurrency | @RetryableTopic records/s | idemkit records/s | idemkit / @RetryableTopic"
+                    + " (per round) |");
+            System.out.println("|---|---|---|---|");
+            for (int c : concurrencies) {
+                List<Double> rt = rates.get("retryable-topic|" + c);
+                List<Double> idem = rates.get("idemkit|" + c);
+                if (rt != null && idem != null) {
+                    System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %s |%n", c, BenchResults.median(rt),
+                            BenchResults.median(idem), BenchResults.ratios(idem, rt));
+                }
+            }
+        }
     }
 
+
+    /**
+     * One poison record (a value that is no credit: the listener throws on every attempt) at the head of partition 0,
+     * the records behind it in the same partition: from the container's start, how long until the record behind it is
+     * credited (how long the poison blocks its partition) and until the poison is in a dead-letter topic
+     * ({@code <topic>.dlt} idemkit's, {@code <topic>-dlt} {@code @RetryableTopic}'s), waited for up to 90 s.
+     */
+    private static String poison(Service s, KafkaMessageTransport producer, Admin admin) throws Exception {
+        String tag = Names.tag(8);
+        Properties p = new Properties();
+        p.put("bootstrap.servers", producer.settings().bootstrapServers());
+        try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> raw =
+                new org.apache.kafka.clients.producer.KafkaProducer<>(p,
+                        new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                        new org.apache.kafka.common.serialization.ByteArraySerializer());
+                java.sql.Connection poll = TestPostgres.connect()) {
+            List<String[]> records = new ArrayList<>();
+            records.add(new String[] {"poison-" + tag, "not-a-credit"});
+            for (int i = 0; i < 20; i++) {
+                records.add(new String[] {"behind-" + tag + "-" + i, "a0:1"});
+            }
+            for (String[] r : records) {
+                var record = new org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]>(s.topic(), 0, null,
+                        r[1].getBytes(StandardCharsets.UTF_8));
+                record.headers().add("message_id", r[0].getBytes(StandardCharsets.UTF_8));
+                raw.send(record).get();
+            }
+            String[] dlts = {s.topic() + ".dlt", s.topic() + "-dlt"};
+            long[] dltBefore = {endOffset(admin, dlts[0]), endOffset(admin, dlts[1])};
+            long before = BenchResults.total(poll, s.schema());
+            long start = System.nanoTime();
+            s.start();
+            long deadline = start + TimeUnit.SECONDS.toNanos(90);
+            double blocked = -1;
+            double dead = -1;
+            String where = "nowhere";
+            while (System.nanoTime() < deadline && (blocked < 0 || dead < 0)) {
+                double t = (System.nanoTime() - start) / 1e9;
+                if (blocked < 0 && BenchResults.total(poll, s.schema()) > before) {
+                    blocked = t;
+                }
+                for (int d = 0; d < 2 && dead < 0; d++) {
+                    if (endOffset(admin, dlts[d]) > dltBefore[d]) {
+                        dead = t;
+                        where = dlts[d].substring(s.topic().length());
+                    }
+                }
+                if (blocked >= 0 && dead < 0 && lag(admin, s.group(), s.topic()) == 0 && t > blocked + 10) {
+                    break; // consumed and committed, and no dead letter 10 s after: it was dropped
+                }
+                Thread.sleep(10);
+            }
+            s.stop();
+            String row = String.format(Locale.ROOT, "| %s | %s | %s | %s |", s.variant(),
+                    dead < 0 ? "never" : String.format(Locale.ROOT, "%.2f s", dead),
+                    blocked < 0 ? "more than 90 s" : String.format(Locale.ROOT, "%.2f s", blocked),
+                    dead >= 0 ? "the dead-letter topic `" + where + "`"
+                            : lag(admin, s.group(), s.topic()) == 0 ? "dropped: offset committed, no dead letter"
+                            : "still in the topic");
+            System.out.println("poison " + row);
+            return row;
+        }
+    }
+
+    /** The end offsets of {@code topic}'s partitions, summed; 0 when it does not exist. */
+    private static long endOffset(Admin admin, String topic) throws Exception {
+        try {
+            var description = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+            Map<TopicPartition, OffsetSpec> ask = new java.util.HashMap<>();
+            description.partitions().forEach(i -> ask.put(new TopicPartition(topic, i.partition()),
+                    OffsetSpec.latest()));
+            return admin.listOffsets(ask).all().get().values().stream().mapToLong(o -> o.offset()).sum();
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+                return 0;
+            }
+            throw e;
+        }
+    }
 }
