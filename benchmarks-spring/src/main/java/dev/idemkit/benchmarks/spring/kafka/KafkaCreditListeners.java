@@ -27,6 +27,15 @@ public final class KafkaCreditListeners {
                 value.substring(0, colon));
     }
 
+    /** The hand-written dedup, in the caller's transaction: the id inserted, the credit only when it was. */
+    static void dedupAndCredit(JdbcTemplate jdbc, ConsumerRecord<String, String> record) {
+        if (jdbc.update("INSERT INTO processed (message_id) VALUES (?) ON CONFLICT DO NOTHING", messageId(record))
+                == 0) {
+            return; // a duplicate: its offset is committed, nothing applied
+        }
+        credit(jdbc, record.value());
+    }
+
     static String messageId(ConsumerRecord<?, ?> record) {
         Header h = record.headers().lastHeader("message_id");
         return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
@@ -73,11 +82,7 @@ public final class KafkaCreditListeners {
                     autoStartup = "false")
             @Transactional
             public void onCredit(ConsumerRecord<String, String> record) {
-                if (jdbc.update("INSERT INTO processed (message_id) VALUES (?) ON CONFLICT DO NOTHING",
-                        messageId(record)) == 0) {
-                    return; // a duplicate: its offset is committed, nothing applied
-                }
-                credit(jdbc, record.value());
+                dedupAndCredit(jdbc, record);
             }
         }
     }
@@ -104,11 +109,7 @@ public final class KafkaCreditListeners {
             @RetryableTopic(backOff = @BackOff(delay = 1000, multiplier = 2.0))
             @Transactional
             public void onCredit(ConsumerRecord<String, String> record) {
-                if (jdbc.update("INSERT INTO processed (message_id) VALUES (?) ON CONFLICT DO NOTHING",
-                        messageId(record)) == 0) {
-                    return;
-                }
-                credit(jdbc, record.value());
+                dedupAndCredit(jdbc, record);
             }
         }
     }
