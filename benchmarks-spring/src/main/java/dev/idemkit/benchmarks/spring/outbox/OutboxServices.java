@@ -1,0 +1,106 @@
+package dev.idemkit.benchmarks.spring.outbox;
+
+import dev.idemkit.adapters.kafka.KafkaMessageTransport;
+import dev.idemkit.adapters.kafka.KafkaSettings;
+import dev.idemkit.ports.out.MessageTransport;
+import dev.idemkit.spring.IdemkitOutbox;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.modulith.events.EventExternalizationConfiguration;
+import org.springframework.modulith.events.RoutingTarget;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * The two services of {@link OutboxPeersBenchmark}: a credit and the event that says so, committed together and then
+ * published to Kafka, with idemkit's outbox and with Spring Modulith's event publication registry and its Kafka
+ * externalization (the peer of issue 33 item 3). The same transaction in both: {@code UPDATE accounts}, then the event.
+ */
+public final class OutboxServices {
+    private OutboxServices() {}
+
+    /** What the benchmark calls: one credit and its event in one transaction. */
+    public interface Credits {
+        void credit(String id, String account);
+    }
+
+    /** The event Modulith externalizes; its id is the message the consumer sees. */
+    public record CreditApplied(String id, String account) {}
+
+    /**
+     * idemkit: {@code IdemkitOutbox.append} in the credit's transaction ({@code idemkit.outbox.enabled=true}, the event
+     * type's destination the benchmark's topic); the starter's relay publishes through the service's own
+     * {@link MessageTransport} bean, adapters-kafka's transport (its idempotent producer, {@code acks=all}), and marks
+     * the row sent once the broker acknowledged it.
+     */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration(excludeName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")
+    @Import(IdemkitService.OutboxCredits.class)
+    public static class IdemkitService {
+        @Bean(destroyMethod = "close")
+        MessageTransport kafkaTransport(@Value("${spring.kafka.bootstrap-servers}") String bootstrap) {
+            return new KafkaMessageTransport(KafkaSettings.defaults(bootstrap));
+        }
+
+        public static class OutboxCredits implements Credits {
+            private final JdbcTemplate jdbc;
+            private final IdemkitOutbox outbox;
+
+            public OutboxCredits(JdbcTemplate jdbc, IdemkitOutbox outbox) {
+                this.jdbc = jdbc;
+                this.outbox = outbox;
+            }
+
+            @Override
+            @Transactional
+            public void credit(String id, String account) {
+                jdbc.update("UPDATE accounts SET balance = balance + 1 WHERE id = ?", account);
+                outbox.append("credit-applied", account, id);
+            }
+        }
+    }
+
+    /**
+     * Spring Modulith 2.0.3, as its reference documentation sets up event externalization: the JDBC event publication
+     * registry (its table created by {@code spring.modulith.events.jdbc.schema-initialization.enabled=true}), the
+     * event published with Spring's {@link ApplicationEventPublisher} in the credit's transaction, externalized to Kafka
+     * by {@code spring-modulith-events-kafka} after the commit (the route and key from an
+     * {@link EventExternalizationConfiguration} bean, the payload the event's id; Boot's {@code KafkaTemplate} with the
+     * byte-array value serializer the module's JSON converter needs), the publication marked completed when the send
+     * completes.
+     */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration(excludeName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")
+    @Import(ModulithService.EventCredits.class)
+    public static class ModulithService {
+        @Bean
+        EventExternalizationConfiguration externalization(@Value("${bench.topic}") String topic) {
+            return EventExternalizationConfiguration.externalizing()
+                    .select(e -> e instanceof CreditApplied)
+                    .mapping(CreditApplied.class, CreditApplied::id)
+                    .route(CreditApplied.class, e -> RoutingTarget.forTarget(topic).andKey(e.account()))
+                    .build();
+        }
+
+        public static class EventCredits implements Credits {
+            private final JdbcTemplate jdbc;
+            private final ApplicationEventPublisher events;
+
+            public EventCredits(JdbcTemplate jdbc, ApplicationEventPublisher events) {
+                this.jdbc = jdbc;
+                this.events = events;
+            }
+
+            @Override
+            @Transactional
+            public void credit(String id, String account) {
+                jdbc.update("UPDATE accounts SET balance = balance + 1 WHERE id = ?", account);
+                events.publishEvent(new CreditApplied(id, account));
+            }
+        }
+    }
+}
