@@ -12,6 +12,23 @@ import java.util.Locale;
 public final class BenchResults {
     private BenchResults() {}
 
+    /**
+     * A Spring property that keeps Spring Modulith's event publication registry and externalization out of a service:
+     * the module's dependencies are here for the Modulith peer only, and every other service runs as it would without
+     * them.
+     */
+    public static final String NO_MODULITH = "spring.autoconfigure.exclude="
+            + "org.springframework.modulith.events.config.EventPublicationAutoConfiguration,"
+            + "org.springframework.modulith.events.config.EventExternalizationAutoConfiguration,"
+            + "org.springframework.modulith.events.jdbc.JdbcEventPublicationAutoConfiguration,"
+            + "org.springframework.modulith.events.kafka.KafkaEventExternalizerConfiguration,"
+            + "org.springframework.modulith.events.kafka.KafkaJacksonConfiguration,"
+            + "org.springframework.modulith.events.kafka.KafkaJackson2Configuration,"
+            + "org.springframework.modulith.events.jackson.JacksonEventSerializationConfiguration,"
+            + "org.springframework.modulith.events.jackson2.Jackson2EventSerializationConfiguration,"
+            + "org.springframework.modulith.moments.autoconfigure.MomentsAutoConfiguration,"
+            + "org.springframework.modulith.core.config.ApplicationModuleInitializerRuntimeVerification";
+
     /** The sum of the accounts' balances in {@code schema}. */
     public static long total(Connection c, String schema) throws SQLException {
         try (Statement s = c.createStatement();

@@ -169,7 +169,7 @@ public final class SpringListenerBenchmark {
                 "spring.rabbitmq.listener.simple.max-concurrency=" + concurrency,
                 "bench.queue=" + queue,
                 "idemkit.postgres.schema=" + schema,
-                "logging.level.root=WARN"));
+                "logging.level.root=WARN", BenchResults.NO_MODULITH));
         if (prefetch != null) {
             props.add("spring.rabbitmq.listener.simple.prefetch=" + prefetch);
         }

@@ -161,7 +161,7 @@ public final class SpringKafkaListenerBenchmark {
                 "bench.topic=" + topic,
                 "bench.group=" + group,
                 "idemkit.postgres.schema=" + schema,
-                "logging.level.root=WARN"));
+                "logging.level.root=WARN", BenchResults.NO_MODULITH));
         if (variant.equals("idemkit")) {
             props.add("idemkit.kafka.idempotent-listeners=true");
         } else {

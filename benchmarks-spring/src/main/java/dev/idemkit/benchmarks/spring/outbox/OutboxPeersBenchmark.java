@@ -137,6 +137,7 @@ public final class OutboxPeersBenchmark {
         if (name.equals("idemkit")) {
             props.add("idemkit.outbox.enabled=true");
             props.add("idemkit.outbox.destinations.credit-applied=" + topic);
+            props.add(BenchResults.NO_MODULITH);
         } else {
             props.add("idemkit.enabled=false");
             props.add("spring.modulith.events.jdbc.schema-initialization.enabled=true");
