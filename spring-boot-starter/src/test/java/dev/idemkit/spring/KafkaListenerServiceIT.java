@@ -252,19 +252,7 @@ class KafkaListenerServiceIT {
         java.util.Properties p = new java.util.Properties();
         p.put("bootstrap.servers", KafkaBroker.shared().settings().bootstrapServers());
         try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(p)) {
-            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> committed =
-                    admin.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata().get();
-            var partitions = admin.describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC).partitions();
-            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> ask =
-                    new java.util.HashMap<>();
-            partitions.forEach(i -> ask.put(new org.apache.kafka.common.TopicPartition(TOPIC, i.partition()),
-                    org.apache.kafka.clients.admin.OffsetSpec.latest()));
-            long lag = 0;
-            for (var e : admin.listOffsets(ask).all().get().entrySet()) {
-                var c = committed.get(e.getKey());
-                lag += e.getValue().offset() - (c == null ? 0 : c.offset());
-            }
-            return lag;
+            return KafkaCrashChild.lag(admin, GROUP, TOPIC);
         }
     }
 
