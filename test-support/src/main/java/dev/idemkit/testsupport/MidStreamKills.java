@@ -88,4 +88,20 @@ public final class MidStreamKills {
         return entries.isEmpty() ? System.getProperty("java.class.path")
                 : String.join(java.io.File.pathSeparator, entries);
     }
+
+    /**
+     * Starts {@code mainClass} in a JVM of its own on {@code classpath} (its log {@code target/peer-logs/<logName>}) and
+     * returns it once it printed {@code READY}; one that does not within {@code patience} is stopped, and the error names
+     * its log.
+     */
+    public static ChildJvm startReady(String mainClass, String classpath, String logName, java.util.List<String> args,
+            Duration patience) throws Exception {
+        ChildJvm child = ChildJvm.of(mainClass).classpath(classpath)
+                .log(java.nio.file.Path.of("target", "peer-logs"), logName).args(args).start();
+        if (child.awaitLine("READY", patience).isEmpty()) {
+            child.close();
+            throw new IllegalStateException(mainClass + " (" + logName + ") did not start; log: " + child.log());
+        }
+        return child;
+    }
 }

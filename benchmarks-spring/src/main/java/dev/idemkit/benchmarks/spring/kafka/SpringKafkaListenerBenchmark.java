@@ -33,7 +33,7 @@ import org.springframework.kafka.listener.MessageListenerContainer;
 /**
  * The starter's idempotent {@code @KafkaListener} beside the one a Spring user writes without idemkit
  * ({@code @Transactional}, {@code INSERT ... ON CONFLICT DO NOTHING}), with the same container settings, at each
- * concurrency, rounds interleaved in one run, on a real Kafka broker (a private KRaft node, {@code KafkaBroker}) and
+ * concurrency, rounds interleaved in one run (each round starting with the next service in turn), on a real Kafka broker (a private KRaft node, {@code KafkaBroker}) and
  * the machine's PostgreSQL. Each variant is a real Spring Boot service with its own schema, topic (4 partitions) and
  * consumer group; a round publishes the same stream to each topic (30 % of the records repeat an earlier id with its
  * value), starts the listener container, and times until every unique credit is in the database; then, untimed, it
@@ -48,13 +48,13 @@ import org.springframework.kafka.listener.MessageListenerContainer;
  */
 public final class SpringKafkaListenerBenchmark {
     private static final int ACCOUNTS = Integer.getInteger("bench.accounts", 100);
-    private static final int PARTITIONS = 4;
+    static final int PARTITIONS = 4;
     private static final List<String> VARIANTS = List.of(System.getProperty("bench.variants",
             "idemkit,hand-written,retryable-topic").split(","));
     private static List<String> poisons;
 
     /** The Spring configuration of a variant. */
-    private static Class<?> config(String variant) {
+    static Class<?> config(String variant) {
         return switch (variant) {
             case "idemkit" -> KafkaCreditListeners.IdemkitService.class;
             case "hand-written" -> KafkaCreditListeners.HandWrittenService.class;
@@ -71,8 +71,7 @@ public final class SpringKafkaListenerBenchmark {
             ConfigurableApplicationContext context) {
         /** Starts every container of the service: the listener's and, with {@code @RetryableTopic}, its retry topics'. */
         void start() {
-            context.getBean(KafkaListenerEndpointRegistry.class).getAllListenerContainers()
-                    .forEach(MessageListenerContainer::start);
+            startContainers(context);
         }
 
         void stop() {
@@ -139,37 +138,53 @@ public final class SpringKafkaListenerBenchmark {
         String schema = TestPostgres.uniqueSchema("idemkit_bench_kafka");
         String topic = KafkaBroker.uniqueTopic("bench-spring-" + variant);
         String group = "bench-" + Names.tag(8);
+        createSchema(schema, "SELECT 'a' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1) + ") g");
+        producer.declare(topic); // 4 partitions, before the service subscribes
+        List<String> props = properties(variant, concurrency, schema, topic, group,
+                producer.settings().bootstrapServers());
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(config)
+                .web(WebApplicationType.NONE).properties(props.toArray(String[]::new)).run();
+        return new Service(variant, concurrency, schema, topic, group, context);
+    }
+
+    /**
+     * A service's schema: {@code accounts} filled by {@code accounts} (a query of {@code (id, 0)} rows), and the
+     * hand-written listeners' dedup table, as their author would create it.
+     */
+    static void createSchema(String schema, String accounts) throws SQLException {
         try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE SCHEMA " + schema);
             s.execute("CREATE TABLE " + schema + ".accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
-            s.execute("INSERT INTO " + schema + ".accounts SELECT 'a' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1)
-                    + ") g");
-            // the hand-written listener's dedup table, as its author would create it
+            s.execute("INSERT INTO " + schema + ".accounts " + accounts);
             s.execute("CREATE TABLE " + schema + ".processed (message_id text PRIMARY KEY,"
                     + " processed_at timestamptz NOT NULL DEFAULT now())");
         }
-        producer.declare(topic); // 4 partitions, before the service subscribes
+    }
+
+    /** The Spring properties of a variant's service: the same for all but idemkit's switch. */
+    static List<String> properties(String variant, int concurrency, String schema, String topic, String group,
+            String bootstrap) {
         String url = TestPostgres.URL + (TestPostgres.URL.contains("?") ? "&" : "?") + "currentSchema=" + schema;
         List<String> props = new ArrayList<>(List.of(
                 "spring.datasource.url=" + url,
                 "spring.datasource.username=" + TestPostgres.USER,
                 "spring.datasource.password=" + TestPostgres.PASSWORD,
                 "spring.datasource.hikari.maximum-pool-size=" + (concurrency + 2),
-                "spring.kafka.bootstrap-servers=" + producer.settings().bootstrapServers(),
+                "spring.kafka.bootstrap-servers=" + bootstrap,
                 "spring.kafka.consumer.auto-offset-reset=earliest",
                 "spring.kafka.listener.concurrency=" + concurrency,
                 "bench.topic=" + topic,
                 "bench.group=" + group,
                 "idemkit.postgres.schema=" + schema,
                 "logging.level.root=WARN", BenchResults.NO_MODULITH));
-        if (variant.equals("idemkit")) {
-            props.add("idemkit.kafka.idempotent-listeners=true");
-        } else {
-            props.add("idemkit.enabled=false");
-        }
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(config)
-                .web(WebApplicationType.NONE).properties(props.toArray(String[]::new)).run();
-        return new Service(variant, concurrency, schema, topic, group, context);
+        props.add(variant.equals("idemkit") ? "idemkit.kafka.idempotent-listeners=true" : "idemkit.enabled=false");
+        return props;
+    }
+
+    /** Starts every listener container of a service: the listener's and, with {@code @RetryableTopic}, its retry topics'. */
+    static void startContainers(ConfigurableApplicationContext context) {
+        context.getBean(KafkaListenerEndpointRegistry.class).getAllListenerContainers()
+                .forEach(MessageListenerContainer::start);
     }
 
     private static void round(List<Service> services, KafkaMessageTransport producer, Admin admin, int messages,
@@ -187,7 +202,8 @@ public final class SpringKafkaListenerBenchmark {
                 stream.add(new String[] {tag + "-" + i, "a" + random.nextInt(ACCOUNTS) + ":" + amount});
             }
         }
-        for (Service s : services) {
+        for (int i = 0; i < services.size(); i++) {
+            Service s = services.get((i + Math.max(0, round)) % services.size()); // each round starts with the next
             try (java.sql.Connection poll = TestPostgres.connect()) {
                 try (Statement vacuum = poll.createStatement()) {
                     vacuum.execute("VACUUM ANALYZE " + s.schema() + ".accounts");
@@ -231,7 +247,7 @@ public final class SpringKafkaListenerBenchmark {
     }
 
     /** Through idemkit's idempotent producer, pipelined, each acked by the broker before the round starts. */
-    private static void publish(KafkaMessageTransport producer, String topic, List<String[]> stream) {
+    static void publish(KafkaMessageTransport producer, String topic, List<String[]> stream) {
         List<CompletableFuture<Void>> acks = new ArrayList<>(stream.size());
         for (String[] m : stream) {
             acks.add(producer.publishAsync(topic, OutgoingMessage.of(m[0], m[1].getBytes(StandardCharsets.UTF_8))));
@@ -240,7 +256,7 @@ public final class SpringKafkaListenerBenchmark {
     }
 
     /** Records of {@code topic} the group has not committed. */
-    private static long lag(Admin admin, String group, String topic) throws Exception {
+    static long lag(Admin admin, String group, String topic) throws Exception {
         Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
                 .partitionsToOffsetAndMetadata().get();
         Map<TopicPartition, OffsetSpec> ask = new java.util.HashMap<>();
