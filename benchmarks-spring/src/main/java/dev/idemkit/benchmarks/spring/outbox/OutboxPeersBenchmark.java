@@ -1,15 +1,20 @@
 package dev.idemkit.benchmarks.spring.outbox;
 
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
 import dev.idemkit.adapters.kafka.KafkaBroker;
 import dev.idemkit.adapters.kafka.KafkaMessageTransport;
 import dev.idemkit.adapters.kafka.KafkaSettings;
 import dev.idemkit.benchmarks.spring.BenchResults;
 import dev.idemkit.testsupport.Names;
 import dev.idemkit.testsupport.TestPostgres;
+import dev.idemkit.testsupport.TestRabbit;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -18,6 +23,7 @@ import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -27,19 +33,27 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * idemkit's outbox relay beside Spring Modulith's event externalization (issue 33 item 3), each a Spring Boot service
- * ({@link OutboxServices}) with its own schema and topic (4 partitions) on a private KRaft broker and the machine's
- * PostgreSQL, in one run, rounds interleaved:
+ * idemkit's outbox relay beside Spring Modulith's event publication registry (issue 33 item 3), each a Spring Boot
+ * service ({@link OutboxServices}) with its own schema and destination, on the machine's PostgreSQL, in one run,
+ * rounds interleaved, on each broker of {@code bench.outbox.brokers}:
+ * <ul>
+ *   <li>{@code kafka}: the relay on adapters-kafka's transport beside Modulith's Kafka externalization, a topic of 4
+ *       partitions each on a private KRaft broker;</li>
+ *   <li>{@code rabbit}: the relay on the transport the starter makes for RabbitMQ beside Modulith's registry with an
+ *       {@code @ApplicationModuleListener} sending through {@code RabbitTemplate} with publisher confirms, a quorum
+ *       queue each on the machine's RabbitMQ.</li>
+ * </ul>
+ * Measured for each:
  * <ul>
  *   <li>throughput: {@code bench.threads} threads commit {@code bench.events} credits, each with its event, as fast as
- *       they can; from the first commit's start until a plain consumer (assigned the topic's partitions from their
- *       ends) received every event: events per second, and how many were never received or received twice;</li>
+ *       they can; from the first commit's start until a plain consumer (reading from the destination's end when the
+ *       round began) received every event: events per second, and how many were never received or received twice;</li>
  *   <li>latency: one credit every 10 ms ({@code bench.latencyEvents} of them): from the commit's return to the
  *       consumer's receipt, p50 and p99.</li>
  * </ul>
  * <pre>./mvnw -q -pl benchmarks-spring exec:java -Dexec.mainClass=dev.idemkit.benchmarks.spring.outbox.OutboxPeersBenchmark</pre>
  * Properties: {@code bench.events} (4000), {@code bench.threads} (4), {@code bench.rounds} (3),
- * {@code bench.latencyEvents} (300).
+ * {@code bench.latencyEvents} (300), {@code bench.outbox.brokers} (kafka,rabbit).
  */
 public final class OutboxPeersBenchmark {
     private static final int PARTITIONS = 4;
@@ -47,7 +61,9 @@ public final class OutboxPeersBenchmark {
 
     private OutboxPeersBenchmark() {}
 
-    private record Service(String name, String schema, String topic, ConfigurableApplicationContext context) {
+    /** A service: its name, the broker it publishes to, its schema and destination (topic or queue). */
+    private record Service(String name, String broker, String schema, String destination,
+            ConfigurableApplicationContext context) {
         OutboxServices.Credits credits() {
             return context.getBean(OutboxServices.Credits.class);
         }
@@ -57,34 +73,51 @@ public final class OutboxPeersBenchmark {
     private record Run(double rate, long lost, long twice, double p50, double p99) {}
 
     public static void main(String[] args) throws Exception {
+        List<String> brokers = Arrays.stream(System.getProperty("bench.outbox.brokers", "kafka,rabbit").split(","))
+                .map(String::trim).toList();
+        for (String broker : brokers) {
+            if (!broker.equals("kafka") && !broker.equals("rabbit")) {
+                throw new IllegalArgumentException("unknown broker '" + broker + "' in bench.outbox.brokers; known:"
+                        + " kafka, rabbit");
+            }
+        }
+        for (String broker : brokers) {
+            run(broker);
+        }
+        System.exit(0); // the shared Kafka broker's JVM is stopped by its shutdown hook
+    }
+
+    private static void run(String broker) throws Exception {
         int events = Integer.getInteger("bench.events", 4000);
         int threads = Integer.getInteger("bench.threads", 4);
         int rounds = Integer.getInteger("bench.rounds", 3);
         int latencyEvents = Integer.getInteger("bench.latencyEvents", 300);
-        KafkaSettings settings = KafkaBroker.shared().settings().withPartitions(PARTITIONS);
+        KafkaSettings settings = broker.equals("kafka") ? KafkaBroker.shared().settings().withPartitions(PARTITIONS)
+                : null;
         List<Service> services = new ArrayList<>();
         Map<String, List<Run>> throughput = new LinkedHashMap<>();
         Map<String, Run> latency = new LinkedHashMap<>();
-        try (KafkaMessageTransport admin = new KafkaMessageTransport(settings)) {
+        try (Destinations destinations = broker.equals("kafka") ? new KafkaDestinations(settings)
+                : new RabbitDestinations()) {
             try {
-                services.add(start("idemkit", OutboxServices.IdemkitService.class, settings, admin));
-                services.add(start("modulith", OutboxServices.ModulithService.class, settings, admin));
-                System.out.printf(Locale.ROOT, "outbox peers: %d events per round from %d threads, %d rounds;"
-                        + " latency: %d events, one every 10 ms%n", events, threads, rounds, latencyEvents);
+                services.add(start("idemkit", broker, destinations));
+                services.add(start("modulith", broker, destinations));
+                System.out.printf(Locale.ROOT, "outbox peers on %s: %d events per round from %d threads, %d rounds;"
+                        + " latency: %d events, one every 10 ms%n", broker, events, threads, rounds, latencyEvents);
                 for (Service s : services) {
-                    run(s, settings, Math.max(500, events / 4), threads, false); // warm-up
+                    run(s, destinations, Math.max(500, events / 4), threads, false); // warm-up
                 }
                 for (int r = 0; r < rounds; r++) {
                     for (int i = 0; i < services.size(); i++) {
                         Service s = services.get((i + r) % services.size());
-                        Run run = run(s, settings, events, threads, false);
+                        Run run = run(s, destinations, events, threads, false);
                         throughput.computeIfAbsent(s.name(), k -> new ArrayList<>()).add(run);
                         System.out.printf(Locale.ROOT, "round %d %-8s %,8.0f events/s lost=%d twice=%d%n", r + 1,
                                 s.name(), run.rate(), run.lost(), run.twice());
                     }
                 }
                 for (Service s : services) {
-                    Run run = run(s, settings, latencyEvents, 1, true);
+                    Run run = run(s, destinations, latencyEvents, 1, true);
                     latency.put(s.name(), run);
                     System.out.printf(Locale.ROOT, "latency %-8s p50 %.1f ms p99 %.1f ms lost=%d twice=%d%n", s.name(),
                             run.p50(), run.p99(), run.lost(), run.twice());
@@ -93,96 +126,93 @@ public final class OutboxPeersBenchmark {
                 for (Service s : services) {
                     s.context().close();
                     TestPostgres.dropSchema(s.schema());
-                    admin.deleteTopics(s.topic());
+                    destinations.delete(s.destination());
                 }
             }
         }
         List<Double> idemkit = throughput.get("idemkit").stream().map(Run::rate).toList();
         System.out.println();
-        System.out.println("| service | events/s (median) | idemkit / service (per round) | commit -> consumer p50 |"
-                + " p99 (one event every 10 ms) | lost | received twice |");
-        System.out.println("|---|---|---|---|---|---|---|");
+        System.out.println("| broker | service | events/s (median) | idemkit / service (per round) | commit -> consumer"
+                + " p50 | p99 (one event every 10 ms) | lost | received twice |");
+        System.out.println("|---|---|---|---|---|---|---|---|");
         for (var e : throughput.entrySet()) {
             List<Double> rates = e.getValue().stream().map(Run::rate).toList();
             Run l = latency.get(e.getKey());
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %s | %.1f ms | %.1f ms | %d | %d |%n", e.getKey(),
-                    BenchResults.median(rates), e.getKey().equals("idemkit") ? "1" : BenchResults.ratios(idemkit, rates),
-                    l.p50(), l.p99(), e.getValue().stream().mapToLong(Run::lost).sum() + l.lost(),
+            System.out.printf(Locale.ROOT, "| %s | %s | %,.0f | %s | %.1f ms | %.1f ms | %d | %d |%n", broker,
+                    e.getKey(), BenchResults.median(rates),
+                    e.getKey().equals("idemkit") ? "1" : BenchResults.ratios(idemkit, rates), l.p50(), l.p99(),
+                    e.getValue().stream().mapToLong(Run::lost).sum() + l.lost(),
                     e.getValue().stream().mapToLong(Run::twice).sum() + l.twice());
         }
-        System.exit(0); // the shared broker's JVM is stopped by its shutdown hook
+        System.out.println();
     }
 
-    private static Service start(String name, Class<?> config, KafkaSettings settings, KafkaMessageTransport admin)
-            throws Exception {
+    private static Class<?> config(String name, String broker) {
+        return switch (name + "|" + broker) {
+            case "idemkit|kafka" -> OutboxServices.IdemkitService.class;
+            case "modulith|kafka" -> OutboxServices.ModulithService.class;
+            case "idemkit|rabbit" -> OutboxServices.IdemkitRabbitService.class;
+            default -> OutboxServices.ModulithRabbitService.class;
+        };
+    }
+
+    private static Service start(String name, String broker, Destinations destinations) throws Exception {
         String schema = TestPostgres.uniqueSchema("idemkit_bench_outbox");
-        String topic = KafkaBroker.uniqueTopic("bench-outbox-" + name);
+        String destination = destinations.declare("bench-outbox-" + name);
         try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE SCHEMA " + schema);
             s.execute("CREATE TABLE " + schema + ".accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
             s.execute("INSERT INTO " + schema + ".accounts SELECT 'a' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1)
                     + ") g");
         }
-        admin.declare(topic);
         String url = TestPostgres.URL + (TestPostgres.URL.contains("?") ? "&" : "?") + "currentSchema=" + schema;
         List<String> props = new ArrayList<>(List.of(
                 "spring.datasource.url=" + url,
                 "spring.datasource.username=" + TestPostgres.USER,
                 "spring.datasource.password=" + TestPostgres.PASSWORD,
                 "spring.datasource.hikari.maximum-pool-size=8",
-                "spring.kafka.bootstrap-servers=" + settings.bootstrapServers(),
-                "bench.topic=" + topic,
+                "bench.topic=" + destination,
+                "bench.queue=" + destination,
                 "idemkit.postgres.schema=" + schema,
                 "logging.level.root=WARN"));
+        props.addAll(destinations.properties());
         if (name.equals("idemkit")) {
             props.add("idemkit.outbox.enabled=true");
-            props.add("idemkit.outbox.destinations.credit-applied=" + topic);
+            props.add("idemkit.outbox.destinations.credit-applied=" + destination);
             props.add(BenchResults.NO_MODULITH);
         } else {
             props.add("idemkit.enabled=false");
             props.add("spring.modulith.events.jdbc.schema-initialization.enabled=true");
-            props.add("spring.kafka.producer.value-serializer="
-                    + "org.apache.kafka.common.serialization.ByteArraySerializer");
+            if (broker.equals("kafka")) {
+                props.add("spring.kafka.producer.value-serializer="
+                        + "org.apache.kafka.common.serialization.ByteArraySerializer");
+            } else {
+                props.add("spring.modulith.events.externalization.enabled=false");
+                props.add("spring.rabbitmq.publisher-confirm-type=simple");
+            }
         }
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(config)
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(config(name, broker))
                 .web(WebApplicationType.NONE).properties(props.toArray(String[]::new)).run();
-        return new Service(name, schema, topic, context);
+        return new Service(name, broker, schema, destination, context);
     }
 
     /**
-     * Commits {@code events} credits from {@code threads} threads (paced: one every 10 ms) while a consumer reads the
-     * topic from its current ends, until every event arrived (or 120 s passed).
+     * Commits {@code events} credits from {@code threads} threads (paced: one every 10 ms) while a plain reader takes
+     * the destination from where it ended when the run began, until every event arrived (or 120 s passed).
      */
-    private static Run run(Service s, KafkaSettings settings, int events, int threads, boolean paced)
+    private static Run run(Service s, Destinations destinations, int events, int threads, boolean paced)
             throws Exception {
         String tag = Names.tag(8);
         Map<String, Long> committed = new ConcurrentHashMap<>();
         Map<String, Long> received = new ConcurrentHashMap<>();
         AtomicLong twice = new AtomicLong();
-        AtomicBoolean stop = new AtomicBoolean();
-        Properties p = new Properties();
-        p.put("bootstrap.servers", settings.bootstrapServers());
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(),
-                new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = new ArrayList<>();
-            for (int i = 0; i < PARTITIONS; i++) {
-                partitions.add(new TopicPartition(s.topic(), i));
+        try (AutoCloseable reader = destinations.read(s.destination(), body -> {
+            String id = body.replace("\"", "");
+            if (received.putIfAbsent(id, System.nanoTime()) != null) {
+                twice.incrementAndGet();
             }
-            consumer.assign(partitions);
-            consumer.seekToEnd(partitions);
-            partitions.forEach(consumer::position); // resolve the ends now, before anything is committed
-            Thread reader = new Thread(() -> {
-                while (!stop.get()) {
-                    for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(20))) {
-                        String id = new String(r.value(), StandardCharsets.UTF_8).replace("\"", "");
-                        if (received.putIfAbsent(id, System.nanoTime()) != null) {
-                            twice.incrementAndGet();
-                        }
-                    }
-                }
-            }, "outbox-peers-consumer");
+        })) {
             long began = System.nanoTime();
-            reader.start();
             List<Thread> writers = new ArrayList<>();
             AtomicLong next = new AtomicLong();
             for (int t = 0; t < threads; t++) {
@@ -213,8 +243,6 @@ public final class OutboxPeersBenchmark {
             }
             long last = received.values().stream().mapToLong(Long::longValue).max().orElse(System.nanoTime());
             Thread.sleep(paced ? 0 : 200); // a late second copy of an event is counted too
-            stop.set(true);
-            reader.join();
             List<Double> latencies = new ArrayList<>();
             for (var e : committed.entrySet()) {
                 Long got = received.get(e.getKey());
@@ -226,6 +254,135 @@ public final class OutboxPeersBenchmark {
             long lost = committed.keySet().stream().filter(id -> !received.containsKey(id)).count();
             return new Run(events / ((last - began) / 1e9), lost, twice.get(), percentile(latencies, 0.50),
                     percentile(latencies, 0.99));
+        }
+    }
+
+    /** A broker's destinations for the services, the Spring properties that reach it, and a plain reader of each. */
+    private interface Destinations extends AutoCloseable {
+        /** Declares a new destination named after {@code purpose}; returns its name. */
+        String declare(String purpose) throws Exception;
+
+        void delete(String destination) throws Exception;
+
+        List<String> properties();
+
+        /** Starts reading {@code destination} from its current end, handing each message's body to {@code bodies}. */
+        AutoCloseable read(String destination, Consumer<String> bodies) throws Exception;
+    }
+
+    /** Kafka: a topic of 4 partitions each, read by a plain consumer assigned every partition at its end. */
+    private static final class KafkaDestinations implements Destinations {
+        private final KafkaSettings settings;
+        private final KafkaMessageTransport admin;
+
+        KafkaDestinations(KafkaSettings settings) {
+            this.settings = settings;
+            this.admin = new KafkaMessageTransport(settings);
+        }
+
+        @Override
+        public String declare(String purpose) {
+            String topic = KafkaBroker.uniqueTopic(purpose);
+            admin.declare(topic);
+            return topic;
+        }
+
+        @Override
+        public void delete(String topic) {
+            admin.deleteTopics(topic);
+        }
+
+        @Override
+        public List<String> properties() {
+            return List.of("spring.kafka.bootstrap-servers=" + settings.bootstrapServers());
+        }
+
+        @Override
+        public AutoCloseable read(String topic, Consumer<String> bodies) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", settings.bootstrapServers());
+            KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (int i = 0; i < PARTITIONS; i++) {
+                partitions.add(new TopicPartition(topic, i));
+            }
+            consumer.assign(partitions);
+            consumer.seekToEnd(partitions);
+            partitions.forEach(consumer::position); // resolve the ends now, before anything is committed
+            AtomicBoolean stop = new AtomicBoolean();
+            Thread reader = new Thread(() -> {
+                try (consumer) {
+                    while (!stop.get()) {
+                        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(20))) {
+                            bodies.accept(new String(r.value(), StandardCharsets.UTF_8));
+                        }
+                    }
+                }
+            }, "outbox-peers-kafka-reader");
+            reader.start();
+            return () -> {
+                stop.set(true);
+                reader.join();
+            };
+        }
+
+        @Override
+        public void close() {
+            admin.close();
+        }
+    }
+
+    /**
+     * RabbitMQ: a quorum queue each (the durable, replicated type RabbitMQ recommends), declared before the services
+     * start (idemkit's relay declares nothing), read by a plain consumer with automatic acknowledgement.
+     */
+    private static final class RabbitDestinations implements Destinations {
+        private final Connection connection;
+
+        RabbitDestinations() throws Exception {
+            this.connection = TestRabbit.rawConnection("idemkit-bench-outbox-peers");
+        }
+
+        @Override
+        public String declare(String purpose) throws Exception {
+            String queue = TestRabbit.unique(purpose);
+            try (Channel ch = connection.createChannel()) {
+                ch.queueDeclare(queue, true, false, false, Map.of("x-queue-type", "quorum"));
+            }
+            return queue;
+        }
+
+        @Override
+        public void delete(String queue) throws Exception {
+            try (Channel ch = connection.createChannel()) {
+                ch.queueDelete(queue);
+            }
+        }
+
+        @Override
+        public List<String> properties() {
+            URI amqp = URI.create(TestRabbit.URI);
+            String[] user = amqp.getUserInfo() == null ? new String[] {"guest", "guest"}
+                    : amqp.getUserInfo().split(":", 2);
+            return List.of("spring.rabbitmq.host=" + amqp.getHost(),
+                    "spring.rabbitmq.port=" + (amqp.getPort() > 0 ? amqp.getPort() : 5672),
+                    "spring.rabbitmq.username=" + user[0],
+                    "spring.rabbitmq.password=" + (user.length > 1 ? user[1] : ""));
+        }
+
+        @Override
+        public AutoCloseable read(String queue, Consumer<String> bodies) throws Exception {
+            Channel ch = connection.createChannel();
+            ch.basicQos(1000);
+            ch.basicConsume(queue, true, (tag, delivery) -> bodies.accept(
+                    new String(delivery.getBody(), StandardCharsets.UTF_8)), tag -> { });
+            return ch::close;
+        }
+
+        @Override
+        public void close() throws Exception {
+            connection.close();
         }
     }
 

@@ -4,6 +4,7 @@ import dev.idemkit.adapters.kafka.KafkaMessageTransport;
 import dev.idemkit.adapters.kafka.KafkaSettings;
 import dev.idemkit.ports.out.MessageTransport;
 import dev.idemkit.spring.IdemkitOutbox;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -12,13 +13,17 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.modulith.events.EventExternalizationConfiguration;
+import org.springframework.modulith.events.ApplicationModuleListener;
 import org.springframework.modulith.events.RoutingTarget;
+import org.springframework.scheduling.annotation.EnableAsync;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
  * The two services of {@link OutboxPeersBenchmark}: a credit and the event that says so, committed together and then
  * published to Kafka, with idemkit's outbox and with Spring Modulith's event publication registry and its Kafka
- * externalization (the peer of issue 33 item 3). The same transaction in both: {@code UPDATE accounts}, then the event.
+ * externalization (the peer of issue 33 item 3), on Kafka; and on RabbitMQ, idemkit's relay beside Modulith's registry
+ * with an {@code @ApplicationModuleListener} that sends through {@link RabbitTemplate}. The same transaction in all:
+ * {@code UPDATE accounts}, then the event.
  */
 public final class OutboxServices {
     private OutboxServices() {}
@@ -100,6 +105,49 @@ public final class OutboxServices {
             public void credit(String id, String account) {
                 jdbc.update("UPDATE accounts SET balance = balance + 1 WHERE id = ?", account);
                 events.publishEvent(new CreditApplied(id, account));
+            }
+        }
+    }
+
+    /**
+     * idemkit on RabbitMQ: the same credits as {@link IdemkitService}; the starter's relay publishes through the
+     * transport it makes from {@code spring.rabbitmq.*} (adapters-rabbit's producer: persistent messages, publisher
+     * confirms) to the benchmark's queue, and marks the row sent once the broker confirmed it.
+     */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(IdemkitService.OutboxCredits.class)
+    public static class IdemkitRabbitService {}
+
+    /**
+     * Spring Modulith 2.0.3 on RabbitMQ, as its reference documentation has a module react to another's event (its AMQP
+     * externalization module does not resolve here): the JDBC event publication registry records the event in the
+     * credit's transaction; after the commit an {@link ApplicationModuleListener} (asynchronous with
+     * {@link EnableAsync}, Boot's task executor) sends it through Boot's {@link RabbitTemplate} and waits for the
+     * broker's confirm ({@code spring.rabbitmq.publisher-confirm-type=simple}), so that the publication is marked
+     * completed only for a message the broker took; a send that fails leaves it incomplete, for a resubmission.
+     */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @EnableAsync
+    @Import({ModulithService.EventCredits.class, ModulithRabbitService.Forwarder.class})
+    public static class ModulithRabbitService {
+        public static class Forwarder {
+            private final RabbitTemplate rabbit;
+            private final String queue;
+
+            public Forwarder(RabbitTemplate rabbit, @Value("${bench.queue}") String queue) {
+                this.rabbit = rabbit;
+                this.queue = queue;
+            }
+
+            @ApplicationModuleListener
+            public void on(CreditApplied event) {
+                rabbit.invoke(ops -> {
+                    ops.convertAndSend("", queue, event.id());
+                    ops.waitForConfirmsOrDie(10_000);
+                    return null;
+                });
             }
         }
     }
