@@ -34,6 +34,13 @@ final class BenchDatabase {
             INSERT INTO accounts (id, balance) SELECT 'bench-acc-' || g, 0 FROM generate_series(0, ? - 1) g
             """;
     static final String SUM = "SELECT coalesce(sum(balance), 0) FROM accounts";
+    static final String CREATE_PREFIXED_ACCOUNTS = """
+            INSERT INTO accounts (id, balance) SELECT ? || g, 0 FROM generate_series(0, ? - 1) g
+            """;
+    static final String COUNT_CREDITED = """
+            SELECT count(*) FILTER (WHERE balance = 0), count(*) FILTER (WHERE balance > ?)
+            FROM accounts WHERE starts_with(id, ?)
+            """;
 
     private final String url;
     private final String user;
@@ -78,6 +85,34 @@ final class BenchDatabase {
             ps.setInt(1, n);
             ps.executeUpdate();
             c.commit();
+        }
+    }
+
+    /** Accounts {@code prefix + 0} to {@code prefix + (n - 1)}, each at 0 ({@link Workload#perMessage}'s). */
+    void createAccounts(String prefix, int n) throws SQLException {
+        try (Connection c = connect(); PreparedStatement ps = c.prepareStatement(CREATE_PREFIXED_ACCOUNTS)) {
+            ps.setString(1, prefix);
+            ps.setInt(2, n);
+            ps.executeUpdate();
+            c.commit();
+        }
+    }
+
+    /**
+     * Of the accounts named {@code prefix...}, each credited {@code amount} once by a correct consumer: how many were
+     * never credited, and how many more than once ({@code {never, twice}}), read on {@code c} (one of {@link #connect}'s,
+     * kept by a caller that polls: a connection per poll every few milliseconds exhausted the server's connections).
+     */
+    long[] neverAndTwice(Connection c, String prefix, BigDecimal amount) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(COUNT_CREDITED)) {
+            ps.setBigDecimal(1, amount);
+            ps.setString(2, prefix);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long[] out = {rs.getLong(1), rs.getLong(2)};
+                c.commit();
+                return out;
+            }
         }
     }
 

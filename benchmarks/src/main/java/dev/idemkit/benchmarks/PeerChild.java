@@ -4,7 +4,6 @@ import dev.idemkit.adapters.rabbit.RabbitMessageTransport;
 import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.Sources;
 import dev.idemkit.app.wiring.Assembly;
-import dev.idemkit.app.wiring.ConsumerKind;
 import dev.idemkit.ports.out.Subscription;
 import java.util.Map;
 import java.util.Properties;
@@ -33,10 +32,11 @@ public final class PeerChild {
                 BenchMain.LOCAL_PG);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
-        if (service.equals(PeersBenchmark.IDEMKIT)) {
+        if (service.equals(PeersBenchmark.IDEMKIT) || service.equals(PeersBenchmark.IDEMKIT_SINGLE)) {
             try (Assembly assembly = Assembly.start(settings);
                     RabbitMessageTransport t = Benchmark.transport(settings, consumers, prefetch, "peer-child");
-                    Subscription s = t.subscribe(queue, assembly.consumer(name, ConsumerKind.CREDIT_ACCOUNT))) {
+                    PeersBenchmark.Idemkit idemkit = PeersBenchmark.Idemkit.of(service, assembly, name);
+                    Subscription s = t.subscribe(queue, idemkit.handler())) {
                 System.out.println("READY");
                 stopped.await();
             }

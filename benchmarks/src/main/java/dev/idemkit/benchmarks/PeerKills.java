@@ -5,9 +5,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.idemkit.testsupport.ChildJvm;
 import dev.idemkit.testsupport.MidStreamKills;
-import java.math.BigDecimal;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -15,12 +13,14 @@ import java.util.List;
  * The kill comparison of the peers suite: one service's consuming process ({@link PeerChild}, a JVM of its own) drains
  * a pre-filled queue and is SIGKILLed mid-stream ({@link MidStreamKills}: when a further share of the distinct credits
  * has been applied), restarted each time; a last process drains the rest and is stopped once the queue is empty and
- * the balances stayed the same for two seconds. The same kills for every service.
+ * the balances stayed the same for two seconds. The same kills for every service. The workload is
+ * {@link Workload#perMessage}'s: every distinct message credits an account of its own, so what was lost and what was
+ * applied twice are counted per message.
  */
 final class PeerKills {
     /**
-     * @param twice credits applied more than once (net: the balances grew by more than the distinct ids)
-     * @param missing credits never applied (net), with no copy left in the queue
+     * @param twice distinct messages whose credit was applied more than once
+     * @param missing distinct messages whose credit was never applied
      * @param left messages still in the queue after the last process stopped (none when it finished)
      */
     record Outcome(int kills, long unique, long twice, long missing, long deadLettered, long left, double seconds) {}
@@ -35,31 +35,25 @@ final class PeerKills {
         this.classpath = MidStreamKills.classpath(PeerKills.class);
     }
 
-    Outcome run(String service, Workload w, int consumers, int prefetch, int kills) throws Exception {
-        BigDecimal before = db.sumOfBalances();
+    /** Runs the kills over {@code w}, a {@link Workload#perMessage} workload over the accounts {@code accountPrefix...}. */
+    Outcome run(String service, Workload w, String accountPrefix, int consumers, int prefetch, int kills)
+            throws Exception {
+        db.createAccounts(accountPrefix, (int) w.unique());
         String name = "bench-" + w.label();
-        double seconds = MidStreamKills.run(() -> start(service, w, name, consumers, prefetch), () -> credited(before),
-                () -> ready(w.queue()), w.unique(), kills, Duration.ofSeconds(2), Duration.ofSeconds(180));
-        long credits = credited(before);
-        return new Outcome(kills, w.unique(), Math.max(0, credits - w.unique()), Math.max(0, w.unique() - credits),
-                ready(w.queue() + ".dlq"), ready(w.queue()), seconds);
+        try (java.sql.Connection poll = db.connect()) {
+            double seconds = MidStreamKills.run(() -> start(service, w, name, consumers, prefetch),
+                    () -> w.unique() - db.neverAndTwice(poll, accountPrefix, Workload.AMOUNT)[0],
+                    () -> ready(w.queue()), w.unique(), kills, Duration.ofSeconds(2), Duration.ofSeconds(180));
+            long[] neverAndTwice = db.neverAndTwice(poll, accountPrefix, Workload.AMOUNT);
+            return new Outcome(kills, w.unique(), neverAndTwice[1], neverAndTwice[0], ready(w.queue() + ".dlq"),
+                    ready(w.queue()), seconds);
+        }
     }
 
     private ChildJvm start(String service, Workload w, String name, int consumers, int prefetch) throws Exception {
-        ChildJvm child = ChildJvm.of(PeerChild.class.getName()).classpath(classpath)
-                .log(Path.of("target", "peer-logs"), w.label() + "-" + System.nanoTime())
-                .args(List.of(service, w.queue(), db.schema(), name, String.valueOf(consumers),
-                        String.valueOf(prefetch)))
-                .start();
-        if (child.awaitLine("READY", Duration.ofSeconds(60)).isEmpty()) {
-            child.close();
-            throw new IllegalStateException(service + " did not start; log: " + child.log());
-        }
-        return child;
-    }
-
-    private long credited(BigDecimal before) throws Exception {
-        return db.sumOfBalances().subtract(before).divide(Workload.AMOUNT).longValueExact();
+        return MidStreamKills.startReady(PeerChild.class.getName(), classpath, w.label() + "-" + System.nanoTime(),
+                List.of(service, w.queue(), db.schema(), name, String.valueOf(consumers), String.valueOf(prefetch)),
+                Duration.ofSeconds(60));
     }
 
     /** Messages ready in {@code queue} (not those delivered and unacked). */

@@ -5,6 +5,8 @@ import dev.idemkit.app.config.AppSettings;
 import dev.idemkit.app.config.Sources;
 import dev.idemkit.app.wiring.Assembly;
 import dev.idemkit.app.wiring.ConsumerKind;
+import dev.idemkit.ports.out.DeliveryHandler;
+import dev.idemkit.ports.service.BatchingConsumer;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,8 +19,9 @@ import java.util.Map;
 import java.util.Properties;
 
 /**
- * The peers suite (issue 33): idemkit's consumer as {@code serve} ships it (the app's single-message credit consumer,
- * the PostgreSQL inbox, RabbitMQ) beside the libraries a user would pick instead, on one workload in one run: the
+ * The peers suite (issue 33): idemkit's consumer as {@code serve} ships it (the app's credit consumer on the PostgreSQL
+ * inbox and RabbitMQ: {@code idemkit} is serve's default, batches of up to 100 deliveries per transaction waiting at
+ * most 3 ms, {@code idemkit-single} its {@code --batch-size 1}, one delivery per transaction as the peers do) beside the libraries a user would pick instead, on one workload in one run: the
  * same stream (30 % duplicate ids, each a repeat of an earlier message with its body), one PostgreSQL schema, one
  * broker, the same prefetch and consumer count, the services interleaved round by round (the order rotates) and
  * ratios taken within a round. Peers today: Apache Camel's idempotent consumer ({@link CamelPeer}, its default and
@@ -39,6 +42,7 @@ import java.util.Properties;
  */
 public final class PeersBenchmark {
     static final String IDEMKIT = "idemkit";
+    static final String IDEMKIT_SINGLE = "idemkit-single";
     private static final Duration LIMIT = Duration.ofSeconds(180);
 
     private final Assembly assembly;
@@ -60,7 +64,7 @@ public final class PeersBenchmark {
         this.db = db;
         this.camel = camel;
         this.run = run;
-        this.services = new ArrayList<>(List.of(IDEMKIT));
+        this.services = new ArrayList<>(List.of(IDEMKIT, IDEMKIT_SINGLE));
         this.services.addAll(peers);
     }
 
@@ -102,8 +106,8 @@ public final class PeersBenchmark {
                 services);
         boolean idemkitCorrect = true;
         StringBuilder table = new StringBuilder();
-        table.append("| consumers | service | deliveries/s (median) | idemkit / service (per round) | applied twice"
-                + " | missing | dead-lettered |\n|---|---|---|---|---|---|---|\n");
+        table.append("| consumers | service | deliveries/s (median) | idemkit / service (per round) | idemkit-single /"
+                + " service (per round) | applied twice | missing | dead-lettered |\n|---|---|---|---|---|---|---|---|\n");
         for (int c : concurrency) {
             Map<String, List<Outcome>> outcomes = new LinkedHashMap<>();
             services.forEach(s -> outcomes.put(s, new ArrayList<>()));
@@ -116,21 +120,18 @@ public final class PeersBenchmark {
                     System.out.printf(Locale.ROOT, "peers: c%d round %d: %s%n", c, r, round);
                 }
             }
-            List<Outcome> mine = outcomes.get(IDEMKIT);
             for (Map.Entry<String, List<Outcome>> e : outcomes.entrySet()) {
                 List<Outcome> os = e.getValue();
-                List<String> ratios = new ArrayList<>();
-                for (int r = 0; r < os.size(); r++) {
-                    ratios.add(String.format(Locale.ROOT, "%.2f", mine.get(r).rate() / os.get(r).rate()));
-                }
-                table.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %d | %d | %d |%n", c, e.getKey(),
-                        median(os.stream().map(Outcome::rate).toList()),
-                        e.getKey().equals(IDEMKIT) ? "1" : String.join(", ", ratios),
+                table.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %s | %d | %d | %d |%n", c,
+                        e.getKey(), median(os.stream().map(Outcome::rate).toList()),
+                        ratios(outcomes.get(IDEMKIT), os), ratios(outcomes.get(IDEMKIT_SINGLE), os),
                         os.stream().mapToLong(Outcome::twice).sum(), os.stream().mapToLong(Outcome::missing).sum(),
                         os.stream().mapToLong(Outcome::deadLettered).sum()));
             }
-            idemkitCorrect &= mine.stream().allMatch(o -> o.complete() && o.twice() == 0 && o.missing() == 0
-                    && o.deadLettered() == 0);
+            for (String mine : List.of(IDEMKIT, IDEMKIT_SINGLE)) {
+                idemkitCorrect &= outcomes.get(mine).stream().allMatch(o -> o.complete() && o.twice() == 0
+                        && o.missing() == 0 && o.deadLettered() == 0);
+            }
         }
         StringBuilder killTable = new StringBuilder();
         if (kills > 0) {
@@ -141,17 +142,18 @@ public final class PeersBenchmark {
             try (RabbitMessageTransport t = Benchmark.transport(assembly.settings(), 1, prefetch, base)) {
                 for (String s : services) {
                     String label = s + "-kill";
-                    Workload w = Workload.credits(label, "idemkit-bench-" + run + "." + label,
-                            "bench-" + run + "-" + label, killMessages, duplicates, accounts, 7);
+                    String accountPrefix = "bench-kill-" + run + "-" + s + "-";
+                    Workload w = Workload.perMessage(label, "idemkit-bench-" + run + "." + label,
+                            "bench-" + run + "-" + label, killMessages, duplicates, accountPrefix, 7);
                     t.declare(w.queue());
                     try {
                         Workload.publishAll(List.of(w), List.of(t), 8);
-                        PeerKills.Outcome o = killer.run(s, w, killConsumers, prefetch, kills);
+                        PeerKills.Outcome o = killer.run(s, w, accountPrefix, killConsumers, prefetch, kills);
                         System.out.printf(Locale.ROOT, "peers: kills %s: %s%n", s, o);
                         killTable.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %d | %.1f |%n",
                                 s, o.kills(), o.unique(), o.twice(), o.missing(), o.deadLettered(), o.left(),
                                 o.seconds()));
-                        if (s.equals(IDEMKIT)) {
+                        if (s.equals(IDEMKIT) || s.equals(IDEMKIT_SINGLE)) {
                             idemkitCorrect &= o.twice() == 0 && o.missing() == 0 && o.deadLettered() == 0
                                     && o.left() == 0;
                         }
@@ -201,9 +203,10 @@ public final class PeersBenchmark {
         BigDecimal before = db.sumOfBalances();
         Drain d;
         long deadLettered;
-        if (service.equals(IDEMKIT)) {
-            d = Drain.run(t, w.queue(), assembly.consumer("bench-" + w.label(), ConsumerKind.CREDIT_ACCOUNT), w.size(),
-                    LIMIT);
+        if (service.equals(IDEMKIT) || service.equals(IDEMKIT_SINGLE)) {
+            try (Idemkit handler = Idemkit.of(service, assembly, "bench-" + w.label())) {
+                d = Drain.run(t, w.queue(), handler.handler(), w.size(), LIMIT);
+            }
             deadLettered = d.settled() - d.acked();
         } else {
             CamelPeer.Result result = camel.drain(CamelPeer.Mode.of(service), w.queue(), "bench-" + w.label(), c, prefetch,
@@ -214,6 +217,39 @@ public final class PeersBenchmark {
         long credits = db.sumOfBalances().subtract(before).divide(Workload.AMOUNT).longValueExact();
         return new Outcome(d.rate(), Math.max(0, credits - w.unique()), Math.max(0, w.unique() - credits),
                 deadLettered, d.complete());
+    }
+
+    /**
+     * idemkit's credit consumer as {@code serve} builds it: {@link #IDEMKIT} its default (the ports' batching consumer,
+     * {@code BatchSettings.defaults()}: up to 100 deliveries per transaction, 3 ms linger, 2 workers),
+     * {@link #IDEMKIT_SINGLE} its {@code --batch-size 1} (one delivery per transaction).
+     */
+    record Idemkit(DeliveryHandler handler, AutoCloseable resources) implements AutoCloseable {
+        static Idemkit of(String service, Assembly assembly, String consumer) {
+            if (service.equals(IDEMKIT_SINGLE)) {
+                return new Idemkit(assembly.consumer(consumer, ConsumerKind.CREDIT_ACCOUNT), () -> { });
+            }
+            BatchingConsumer<?> batching = assembly.batchedConsumer(consumer, ConsumerKind.CREDIT_ACCOUNT,
+                    BatchingConsumer.BatchSettings.defaults());
+            return new Idemkit(batching, batching::close);
+        }
+
+        @Override
+        public void close() throws Exception {
+            resources.close();
+        }
+    }
+
+    /** Each round's ratio of {@code mine} to {@code theirs} ("1" for the same service). */
+    private static String ratios(List<Outcome> mine, List<Outcome> theirs) {
+        if (mine == theirs) {
+            return "1";
+        }
+        List<String> out = new ArrayList<>();
+        for (int r = 0; r < theirs.size(); r++) {
+            out.add(String.format(Locale.ROOT, "%.2f", mine.get(r).rate() / theirs.get(r).rate()));
+        }
+        return String.join(", ", out);
     }
 
     private static double median(List<Double> values) {

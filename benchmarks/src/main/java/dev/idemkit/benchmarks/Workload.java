@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntFunction;
 
 /**
  * The {@code accounts.credit} messages of one case, in publishing order: each credits 1.00 to a random
@@ -23,6 +24,22 @@ record Workload(String label, String queue, List<OutgoingMessage> messages, long
     static Workload credits(String label, String queue, String idPrefix, int count, double duplicates, int accounts,
             long seed) {
         SplittableRandom random = new SplittableRandom(seed);
+        return generate(label, queue, idPrefix, count, duplicates, random, fresh -> account(random.nextInt(accounts)));
+    }
+
+    /**
+     * As {@link #credits}, but each distinct message credits an account of its own, {@code accountPrefix + n} for the
+     * n-th distinct message: the balances then say exactly which message was lost (0) or applied twice (above 1.00),
+     * where sums over shared accounts could let one cancel the other (the kill comparisons).
+     */
+    static Workload perMessage(String label, String queue, String idPrefix, int count, double duplicates,
+            String accountPrefix, long seed) {
+        return generate(label, queue, idPrefix, count, duplicates, new SplittableRandom(seed),
+                fresh -> accountPrefix + fresh);
+    }
+
+    private static Workload generate(String label, String queue, String idPrefix, int count, double duplicates,
+            SplittableRandom random, IntFunction<String> accountOf) {
         List<OutgoingMessage> sent = new ArrayList<>(count);
         int fresh = 0;
         for (int i = 0; i < count; i++) {
@@ -30,7 +47,7 @@ record Workload(String label, String queue, List<OutgoingMessage> messages, long
                 sent.add(sent.get(random.nextInt(sent.size())));
                 continue;
             }
-            String account = account(random.nextInt(accounts));
+            String account = accountOf.apply(fresh);
             sent.add(OutgoingMessage.of(idPrefix + "-" + fresh++, new AccountCredit(account, AMOUNT).toJson()));
         }
         return new Workload(label, queue, List.copyOf(sent), fresh);

@@ -299,18 +299,18 @@ public final class SpringListenerBenchmark {
         if (rates.keySet().stream().anyMatch(k -> k.startsWith("spring-integration|"))) {
             System.out.println();
             System.out.println("| concurrency | Spring Integration msg/s | idemkit msg/s | idemkit / Spring Integration"
-                    + " (per round) |");
-            System.out.println("|---|---|---|---|");
+                    + " (per round)" + (batch ? " | idemkit batch / Spring Integration (per round)" : "") + " |");
+            System.out.println("|---|---|---|---" + (batch ? "|---" : "") + "|");
             for (int c : concurrencies) {
                 List<Double> si = rates.get("spring-integration|" + c);
                 List<Double> idem = rates.get("idemkit|" + c);
                 if (si != null && idem != null) {
-                    System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %s |%n", c, BenchResults.median(si),
-                            BenchResults.median(idem), BenchResults.ratios(idem, si));
+                    List<Double> b = rates.get("idemkit-batch|" + c);
+                    System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %s%s |%n", c, BenchResults.median(si),
+                            BenchResults.median(idem), BenchResults.ratios(idem, si),
+                            b == null ? "" : " | " + BenchResults.ratios(b, si));
                 }
             }
         }
     }
-
-
 }
