@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * own, killed from outside inside the listener's effect, after the commit before the container's ack, and between a
  * retry's confirmed copy and the ack, {@link #KILLS} times per point, restarted each time; then a healthy instance
  * drains the queue; the same with a batch listener (Spring AMQP consumer batching, 4 per batch, through the batch
- * flow). Every message credits an account of its own by 1, so the balances say exactly what was lost (0)
+ * flow; full tier). Every message credits an account of its own by 1, so the balances say exactly what was lost (0)
  * and what was applied twice (above 1). The harness is shown to bite: the deliberately broken build, whose container
  * acknowledges before the effect's transaction commits, loses the credit it was killed inside.
  */
@@ -45,8 +45,14 @@ class SpringListenerCrashIT {
         assertThat(run(KILLS).describe()).isEqualTo(exact());
     }
 
-    /** One kill per point here (the suite's time budget); {@code SpringListenerCrashSlowIT} kills 20 times. */
+    /**
+     * Full tier (the suite's time budget): the batch listener's messages settle through the one batch flow, whose
+     * points {@code CrashHarnessIT} (app) kills in the README's test command on every transport, batched; the
+     * container's acknowledgement after the commit is killed above, single. {@code SpringListenerCrashSlowIT} kills
+     * the batch listener 20 times per point.
+     */
     @Test
+    @org.junit.jupiter.api.Tag("slow")
     void aBatchListenerKilledAtEveryPointOfTheBatchSettlePathLosesNothingAndAppliesNothingTwice() throws Exception {
         assertThat(run(1, true).describe()).isEqualTo(exact());
     }

@@ -11,6 +11,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -122,13 +129,64 @@ public final class TestRabbit {
     /**
      * A fresh virtual host on the machine's broker, usable by guest; closing it deletes it with everything in it. For
      * tests that must use fixed queue names (the app's) without touching the broker's own queues.
+     *
+     * <p>Each {@code rabbitmqctl} call boots an Erlang VM (2 to 10 s on a loaded 2-core machine, and a delete waits for
+     * the broker to drop the host's queues and connections), so the calls run off the tests' threads: one virtual host
+     * is made ahead for the next test of this JVM, and a closed one is deleted in the background. At JVM exit the
+     * pending deletes, and the one made ahead, are finished (for at most 25 s).
      */
     public static final class Vhost implements AutoCloseable {
-        private final String name = Names.unique("idemkit_it_vhost");
+        private static final ExecutorService CLI = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "idemkit-test-vhosts");
+            t.setDaemon(true);
+            return t;
+        });
+        private static final BlockingQueue<Future<String>> AHEAD = new LinkedBlockingQueue<>();
+
+        static {
+            Runtime.getRuntime().addShutdownHook(new Thread(Vhost::finish, "idemkit-test-vhosts-exit"));
+        }
+
+        private final String name;
 
         public Vhost() throws IOException, InterruptedException {
+            Future<String> ahead = AHEAD.poll();
+            String made = null;
+            if (ahead != null) {
+                try {
+                    made = ahead.get(2, TimeUnit.MINUTES);
+                } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                    made = null; // made ahead and failed: make one now, where its failure is reported
+                }
+            }
+            this.name = made != null ? made : create();
+            AHEAD.add(CLI.submit(Vhost::create));
+        }
+
+        private static String create() throws IOException, InterruptedException {
+            String name = Names.unique("idemkit_it_vhost");
             rabbitmqctl("add_vhost", name);
             rabbitmqctl("set_permissions", "-p", name, "guest", ".*", ".*", ".*");
+            return name;
+        }
+
+        private static void finish() {
+            for (Future<String> ahead; (ahead = AHEAD.poll()) != null; ) {
+                Future<String> made = ahead;
+                CLI.submit(() -> {
+                    try {
+                        delete(made.get());
+                    } catch (ExecutionException | InterruptedException e) {
+                        // never made: nothing to delete
+                    }
+                });
+            }
+            CLI.shutdown();
+            try {
+                CLI.awaitTermination(25, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         public String name() {
@@ -142,9 +200,18 @@ public final class TestRabbit {
                     + (base.getPort() > 0 ? base.getPort() : 5672) + "/" + name;
         }
 
+        /** Deletes the virtual host in the background: nothing in it is reachable once its connections are closed. */
         @Override
-        public void close() throws IOException, InterruptedException {
-            rabbitmqctl("delete_vhost", name);
+        public void close() {
+            CLI.submit(() -> delete(name));
+        }
+
+        private static void delete(String name) {
+            try {
+                rabbitmqctl("delete_vhost", name);
+            } catch (IOException | InterruptedException e) {
+                System.err.println("idemkit-test-vhosts: virtual host " + name + " not deleted: " + e.getMessage());
+            }
         }
     }
 }
