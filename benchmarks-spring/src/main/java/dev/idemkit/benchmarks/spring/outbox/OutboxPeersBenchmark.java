@@ -6,6 +6,7 @@ import dev.idemkit.adapters.kafka.KafkaBroker;
 import dev.idemkit.adapters.kafka.KafkaMessageTransport;
 import dev.idemkit.adapters.kafka.KafkaSettings;
 import dev.idemkit.benchmarks.spring.BenchResults;
+import dev.idemkit.testsupport.MidStreamKills;
 import dev.idemkit.testsupport.Names;
 import dev.idemkit.testsupport.TestPostgres;
 import dev.idemkit.testsupport.TestRabbit;
@@ -52,6 +53,10 @@ import org.springframework.context.ConfigurableApplicationContext;
  *       consumer's receipt, p50 and p99.</li>
  * </ul>
  * <pre>./mvnw -q -pl benchmarks-spring exec:java -Dexec.mainClass=dev.idemkit.benchmarks.spring.outbox.OutboxPeersBenchmark</pre>
+ * Then the SIGKILL comparison ({@link #kills}): {@code bench.kill.events} (3000) credits committed by the service in a
+ * JVM of its own, killed {@code bench.kills} (3; 0 leaves it out) times mid-stream: idemkit, Modulith republishing its
+ * outstanding publications when it starts (the setting its reference documentation gives for a crash), and
+ * {@code modulith-default}, Modulith's defaults (which do not).
  * Properties: {@code bench.events} (4000), {@code bench.threads} (4), {@code bench.rounds} (3),
  * {@code bench.latencyEvents} (300), {@code bench.outbox.brokers} (kafka,rabbit).
  */
@@ -97,6 +102,7 @@ public final class OutboxPeersBenchmark {
         List<Service> services = new ArrayList<>();
         Map<String, List<Run>> throughput = new LinkedHashMap<>();
         Map<String, Run> latency = new LinkedHashMap<>();
+        List<String[]> killRows = new ArrayList<>();
         try (Destinations destinations = broker.equals("kafka") ? new KafkaDestinations(settings)
                 : new RabbitDestinations()) {
             try {
@@ -129,6 +135,15 @@ public final class OutboxPeersBenchmark {
                     destinations.delete(s.destination());
                 }
             }
+            int kills = Integer.getInteger("bench.kills", 3);
+            if (kills > 0) {
+                for (String name : List.of("idemkit", "modulith", "modulith-default")) {
+                    String[] row = kills(name, broker, destinations, Integer.getInteger("bench.kill.events", 3000),
+                            kills);
+                    System.out.println("outbox-kills " + String.join(" ", row));
+                    killRows.add(row);
+                }
+            }
         }
         List<Double> idemkit = throughput.get("idemkit").stream().map(Run::rate).toList();
         System.out.println();
@@ -144,27 +159,50 @@ public final class OutboxPeersBenchmark {
                     e.getValue().stream().mapToLong(Run::lost).sum() + l.lost(),
                     e.getValue().stream().mapToLong(Run::twice).sum() + l.twice());
         }
+        if (!killRows.isEmpty()) {
+            System.out.println();
+            System.out.println("| broker | service | SIGKILLs | credits committed | their event never received |"
+                    + " received more than once | seconds |");
+            System.out.println("|---|---|---|---|---|---|---|");
+            killRows.forEach(r -> System.out.println("| " + String.join(" | ", r) + " |"));
+        }
         System.out.println();
     }
 
-    private static Class<?> config(String name, String broker) {
-        return switch (name + "|" + broker) {
-            case "idemkit|kafka" -> OutboxServices.IdemkitService.class;
-            case "modulith|kafka" -> OutboxServices.ModulithService.class;
-            case "idemkit|rabbit" -> OutboxServices.IdemkitRabbitService.class;
-            default -> OutboxServices.ModulithRabbitService.class;
-        };
+    static Class<?> config(String name, String broker) {
+        boolean idemkit = name.equals("idemkit");
+        if (broker.equals("kafka")) {
+            return idemkit ? OutboxServices.IdemkitService.class : OutboxServices.ModulithService.class;
+        }
+        return idemkit ? OutboxServices.IdemkitRabbitService.class : OutboxServices.ModulithRabbitService.class;
     }
 
     private static Service start(String name, String broker, Destinations destinations) throws Exception {
         String schema = TestPostgres.uniqueSchema("idemkit_bench_outbox");
         String destination = destinations.declare("bench-outbox-" + name);
+        createSchema(schema, "SELECT 'a' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1) + ") g");
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(config(name, broker))
+                .web(WebApplicationType.NONE)
+                .properties(properties(name, broker, schema, destination, destinations).toArray(String[]::new)).run();
+        return new Service(name, broker, schema, destination, context);
+    }
+
+    /** A service's schema with its {@code accounts}, filled by {@code accounts} (a query of {@code (id, 0)} rows). */
+    static void createSchema(String schema, String accounts) throws Exception {
         try (java.sql.Connection c = TestPostgres.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE SCHEMA " + schema);
             s.execute("CREATE TABLE " + schema + ".accounts (id text PRIMARY KEY, balance bigint NOT NULL)");
-            s.execute("INSERT INTO " + schema + ".accounts SELECT 'a' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1)
-                    + ") g");
+            s.execute("INSERT INTO " + schema + ".accounts " + accounts);
         }
+    }
+
+    /**
+     * The Spring properties of a service: its schema and destination, the broker's connection, and each side's own
+     * settings (Modulith: the registry's table, and outstanding publications republished when the service starts, the
+     * setting its reference documentation gives for events whose publication a crash interrupted).
+     */
+    static List<String> properties(String name, String broker, String schema, String destination,
+            Destinations destinations) {
         String url = TestPostgres.URL + (TestPostgres.URL.contains("?") ? "&" : "?") + "currentSchema=" + schema;
         List<String> props = new ArrayList<>(List.of(
                 "spring.datasource.url=" + url,
@@ -183,6 +221,9 @@ public final class OutboxPeersBenchmark {
         } else {
             props.add("idemkit.enabled=false");
             props.add("spring.modulith.events.jdbc.schema-initialization.enabled=true");
+            if (!name.equals("modulith-default")) { // the kill comparison's third service: Modulith's defaults
+                props.add("spring.modulith.events.republish-outstanding-events-on-restart=true");
+            }
             if (broker.equals("kafka")) {
                 props.add("spring.kafka.producer.value-serializer="
                         + "org.apache.kafka.common.serialization.ByteArraySerializer");
@@ -191,9 +232,69 @@ public final class OutboxPeersBenchmark {
                 props.add("spring.rabbitmq.publisher-confirm-type=simple");
             }
         }
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(config(name, broker))
-                .web(WebApplicationType.NONE).properties(props.toArray(String[]::new)).run();
-        return new Service(name, broker, schema, destination, context);
+        return props;
+    }
+
+    /**
+     * The SIGKILL comparison: the service runs in a JVM of its own ({@link OutboxServiceChild}) committing credits with
+     * their events as fast as it can (2 threads, each credit an account of its own), and is SIGKILLed mid-stream
+     * {@code kills} times ({@link MidStreamKills}), restarted each time to go on from the highest committed credit,
+     * until a last instance has committed {@code total} and neither the commits nor the events received moved for 3 s
+     * (it is then stopped with SIGTERM). Then, per committed
+     * credit: its event never received (lost) or received more than once (published twice: at-least-once, what an
+     * idempotent consumer absorbs).
+     */
+    private static String[] kills(String name, String broker, Destinations destinations, int total, int kills)
+            throws Exception {
+        String schema = TestPostgres.uniqueSchema("idemkit_bench_outbox_kill");
+        String destination = destinations.declare("bench-outbox-kill-" + name);
+        String tag = Names.tag(8);
+        int spare = 200; // indices a kill leaves unwritten between two threads' commits
+        createSchema(schema, "SELECT 'k' || g, 0 FROM generate_series(0, " + (total + spare) + ") g");
+        Map<String, Integer> received = new ConcurrentHashMap<>();
+        String classpath = MidStreamKills.classpath(OutboxPeersBenchmark.class);
+        List<String> props = properties(name, broker, schema, destination, destinations);
+        try (java.sql.Connection poll = TestPostgres.connect();
+                AutoCloseable reader = destinations.read(destination,
+                        body -> received.merge(body.replace("\"", ""), 1, Integer::sum))) {
+            MidStreamKills.Probe committed = () -> BenchResults.accounts(poll, schema, "balance > 0");
+            double seconds = MidStreamKills.run(() -> {
+                long from = highest(poll, schema) + 1;
+                long to = from + (total - committed.read());
+                List<String> args = new ArrayList<>(List.of(name, broker, tag, Long.toString(from), Long.toString(to)));
+                args.addAll(props);
+                return MidStreamKills.startReady(OutboxServiceChild.class.getName(), classpath,
+                        "outbox-" + broker + "-" + name + "-" + Names.tag(8), args, Duration.ofSeconds(90));
+                // progress: credits committed plus events received, so that the last instance is stopped only once
+                // both stood still for 3 s (an event never received is then counted lost, not waited for forever)
+            }, () -> committed.read() + received.size(), () -> 0, 2L * total, kills, Duration.ofSeconds(3),
+                    Duration.ofSeconds(180));
+            long lost = 0;
+            long twice = 0;
+            try (Statement st = poll.createStatement();
+                    java.sql.ResultSet rs = st.executeQuery("SELECT id FROM " + schema + ".accounts WHERE balance > 0")) {
+                while (rs.next()) {
+                    Integer copies = received.get(tag + "-" + rs.getString(1).substring(1));
+                    lost += copies == null ? 1 : 0;
+                    twice += copies != null && copies > 1 ? 1 : 0;
+                }
+            }
+            long committedCount = committed.read();
+            return new String[] {broker, name, Integer.toString(kills), Long.toString(committedCount),
+                    Long.toString(lost), Long.toString(twice), String.format(Locale.ROOT, "%.1f", seconds)};
+        } finally {
+            TestPostgres.dropSchema(schema);
+            destinations.delete(destination);
+        }
+    }
+
+    /** The highest index of a committed credit ({@code k<index>}), -1 before the first. */
+    private static long highest(java.sql.Connection c, String schema) throws Exception {
+        try (Statement st = c.createStatement(); java.sql.ResultSet rs = st.executeQuery(
+                "SELECT coalesce(max(substr(id, 2)::bigint), -1) FROM " + schema + ".accounts WHERE balance > 0")) {
+            rs.next();
+            return rs.getLong(1);
+        }
     }
 
     /**
@@ -258,7 +359,7 @@ public final class OutboxPeersBenchmark {
     }
 
     /** A broker's destinations for the services, the Spring properties that reach it, and a plain reader of each. */
-    private interface Destinations extends AutoCloseable {
+    interface Destinations extends AutoCloseable {
         /** Declares a new destination named after {@code purpose}; returns its name. */
         String declare(String purpose) throws Exception;
 
