@@ -39,6 +39,7 @@ public final class PeerChild {
                     Subscription s = t.subscribe(queue, idemkit.handler())) {
                 System.out.println("READY");
                 stopped.await();
+                idemkit.close(); // as serve stops: the batches settle first, then the subscription closes
             }
             return;
         }

@@ -21,11 +21,11 @@ import java.util.Properties;
 /**
  * The peers suite (issue 33): idemkit's consumer as {@code serve} ships it (the app's credit consumer on the PostgreSQL
  * inbox and RabbitMQ: {@code idemkit} is serve's default, batches of up to 100 deliveries per transaction waiting at
- * most 3 ms, {@code idemkit-single} its {@code --batch-size 1}, one delivery per transaction as the peers do) beside the libraries a user would pick instead, on one workload in one run: the
- * same stream (30 % duplicate ids, each a repeat of an earlier message with its body), one PostgreSQL schema, one
- * broker, the same prefetch and consumer count, the services interleaved round by round (the order rotates) and
- * ratios taken within a round. Peers today: Apache Camel's idempotent consumer ({@link CamelPeer}, its default and
- * its transacted configuration).
+ * most 3 ms, {@code idemkit-single} its {@code --batch-size 1}, one delivery per transaction as the peers do) beside
+ * the libraries a user would pick instead, on one workload in one run: the same stream (30 % duplicate ids, each a
+ * repeat of an earlier message with its body), one PostgreSQL schema, one broker, the same prefetch and consumer
+ * count, the services interleaved round by round (the order rotates) and ratios taken within a round. Peers today:
+ * Apache Camel's idempotent consumer ({@link CamelPeer}, its default and its transacted configuration).
  *
  * <p>For each service and round it reports the drain rate (deliveries ended per second, from starting the consumer
  * until every delivery was acked or dead-lettered) and correctness: credits applied twice (the balances grew by more
@@ -35,10 +35,11 @@ import java.util.Properties;
  * -Dexec.mainClass=dev.idemkit.benchmarks.PeersBenchmark}; system properties {@code bench.messages} (per service and
  * round, 3000), {@code bench.rounds} (3; a warm-up round of half the size runs first and is not reported),
  * {@code bench.concurrency} (1,4), {@code bench.duplicates} (0.3), {@code bench.prefetch} (250, Spring AMQP's
- * default), {@code bench.accounts} (10000), {@code bench.peers} (camel-default,camel-transacted); the kill comparison ({@link PeerKills}): {@code bench.kills} (3; 0
- * leaves it out), {@code bench.kill.messages} (3000), {@code bench.kill.consumers} (4). Needs the local
- * PostgreSQL and RabbitMQ (the app's environment variables, e.g. {@code IDEMKIT_RABBIT_URI}, apply); works in a
- * schema and queues of its own, removed at the end.
+ * default), {@code bench.accounts} (10000), {@code bench.peers} (camel-default,camel-transacted); the kill comparison
+ * ({@link PeerKills}, each distinct message its own account): {@code bench.kills} (3; 0 leaves it out),
+ * {@code bench.kill.messages} (3000), {@code bench.kill.consumers} (4). Needs the local PostgreSQL and RabbitMQ (the
+ * app's environment variables, e.g. {@code IDEMKIT_RABBIT_URI}, apply); works in a schema and queues of its own,
+ * removed at the end.
  */
 public final class PeersBenchmark {
     static final String IDEMKIT = "idemkit";

@@ -155,8 +155,18 @@ public final class TestRabbit {
             if (ahead != null) {
                 try {
                     made = ahead.get(2, TimeUnit.MINUTES);
-                } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                } catch (ExecutionException e) {
                     made = null; // made ahead and failed: make one now, where its failure is reported
+                } catch (java.util.concurrent.TimeoutException e) {
+                    made = null; // not made in time: make one now, and delete the late one once it exists
+                    Future<String> late = ahead;
+                    CLI.submit(() -> {
+                        try {
+                            delete(late.get());
+                        } catch (ExecutionException | InterruptedException never) {
+                            // never made: nothing to delete
+                        }
+                    });
                 }
             }
             this.name = made != null ? made : create();

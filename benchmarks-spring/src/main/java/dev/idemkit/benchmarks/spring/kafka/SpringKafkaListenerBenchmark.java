@@ -33,8 +33,8 @@ import org.springframework.kafka.listener.MessageListenerContainer;
 /**
  * The starter's idempotent {@code @KafkaListener} beside the one a Spring user writes without idemkit
  * ({@code @Transactional}, {@code INSERT ... ON CONFLICT DO NOTHING}), with the same container settings, at each
- * concurrency, rounds interleaved in one run (each round starting with the next service in turn), on a real Kafka broker (a private KRaft node, {@code KafkaBroker}) and
- * the machine's PostgreSQL. Each variant is a real Spring Boot service with its own schema, topic (4 partitions) and
+ * concurrency, rounds interleaved in one run (each round starting with the next service in turn), on a real Kafka
+ * broker (a private KRaft node, {@code KafkaBroker}) and the machine's PostgreSQL. Each variant is a real Spring Boot service with its own schema, topic (4 partitions) and
  * consumer group; a round publishes the same stream to each topic (30 % of the records repeat an earlier id with its
  * value), starts the listener container, and times until every unique credit is in the database; then, untimed, it
  * waits until the group committed the whole topic, stops the container and checks that the total is exact. Ratios

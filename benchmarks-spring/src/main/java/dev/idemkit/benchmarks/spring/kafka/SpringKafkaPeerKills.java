@@ -31,7 +31,8 @@ public final class SpringKafkaPeerKills {
     private SpringKafkaPeerKills() {}
 
     public static void main(String[] args) throws Exception {
-        BenchResults.KillOptions o = BenchResults.KillOptions.fromSystemProperties("idemkit,hand-written,retryable-topic");
+        BenchResults.KillOptions o = BenchResults.KillOptions.fromSystemProperties(
+                "idemkit,hand-written,retryable-topic");
         List<String> variants = o.variants();
         variants.forEach(SpringKafkaListenerBenchmark::config); // an unknown name fails before anything starts
         KafkaSettings settings = KafkaBroker.shared().settings()
@@ -80,7 +81,8 @@ public final class SpringKafkaPeerKills {
                     () -> SpringKafkaListenerBenchmark.lag(admin, group, topic), unique, kills,
                     Duration.ofSeconds(5), Duration.ofSeconds(180));
             return new String[] {variant, Integer.toString(kills), Integer.toString(unique),
-                    Long.toString(BenchResults.accounts(poll, schema, "balance > 1")), Long.toString(BenchResults.accounts(poll, schema, "balance = 0")),
+                    Long.toString(BenchResults.accounts(poll, schema, "balance > 1")),
+                    Long.toString(BenchResults.accounts(poll, schema, "balance = 0")),
                     Long.toString(SpringKafkaListenerBenchmark.lag(admin, group, topic)),
                     String.format(Locale.ROOT, "%.1f", seconds)};
         } finally {
@@ -93,5 +95,4 @@ public final class SpringKafkaPeerKills {
         return MidStreamKills.startReady(KafkaServiceChild.class.getName(), classpath,
                 "kafka-" + variant + "-" + Names.tag(8), args, Duration.ofSeconds(90));
     }
-
 }
